@@ -101,6 +101,16 @@ DIST_EXPORT dist_status_t dist_comm_size(const dist_comm_t* comm, int32_t* size)
   return call_guarded(__func__, [&] { *require(size, "size") = require(comm, "comm")->communicator->size(); });
 }
 
+DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path_t* path) {
+  return call_guarded(__func__, [&] {
+    require(path, "path");
+    const dist::Communicator& communicator = *require(comm, "comm")->communicator;
+    *path = communicator.size() == 1           ? DIST_COMM_PATH_SELF
+            : communicator.has_shared_memory() ? DIST_COMM_PATH_SHARED_MEMORY
+                                               : DIST_COMM_PATH_POINT_TO_POINT;
+  });
+}
+
 DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm_options_t* options) {
   return call_guarded(__func__, [&] {
     require(comm, "comm");
@@ -112,10 +122,15 @@ DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm
       comm->communicator->set_timeout(std::chrono::milliseconds(options->timeout_ms));
     }
     if (options->field_mask & DIST_COMM_OPT_ALLREDUCE) {
-      static const char* const kNames[] = {"", "ring", "rabenseifner", "recursive_doubling"};
-      if (options->allreduce < DIST_ALLREDUCE_AUTO || options->allreduce > DIST_ALLREDUCE_RECURSIVE_DOUBLING) {
+      static const char* const kNames[] = {"", "ring", "rabenseifner", "recursive_doubling", "shm"};
+      if (options->allreduce < DIST_ALLREDUCE_AUTO || options->allreduce > DIST_ALLREDUCE_SHARED_MEMORY) {
         dist::fail_invalid("options: allreduce " + std::to_string(options->allreduce) +
                            " is not a DIST_ALLREDUCE_* value");
+      }
+      if (options->allreduce == DIST_ALLREDUCE_SHARED_MEMORY && !comm->communicator->has_shared_memory()) {
+        dist::fail(dist::Status::kUnsupported,
+                   "options: allreduce DIST_ALLREDUCE_SHARED_MEMORY needs a communicator on one host with "
+                   "shared memory enabled (see dist_comm_path)");
       }
       dist::AlgorithmOptions algorithms;
       algorithms.all_reduce = kNames[options->allreduce];

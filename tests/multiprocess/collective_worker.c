@@ -176,6 +176,15 @@ static void scenario_matrix(dist_context_t* context, int big) {
   int32_t rank = 0, n = 0;
   dist_comm_rank(world, &rank);
   dist_comm_size(world, &n);
+  /* The suite runs twice: on the shared-memory path (ranks on one host) and,
+   * with DIST_SHM=0, on the point-to-point path. Make sure it is the one meant. */
+  dist_comm_path_t path = -1;
+  CHECK(dist_comm_path(world, &path) == DIST_OK, "dist_comm_path: %s", dist_last_error());
+  const char* shm = getenv("DIST_SHM");
+  const dist_comm_path_t expected = n == 1 ? DIST_COMM_PATH_SELF
+                                    : shm != NULL && strcmp(shm, "0") == 0 ? DIST_COMM_PATH_POINT_TO_POINT
+                                                                           : DIST_COMM_PATH_SHARED_MEMORY;
+  if (getenv("UCX_TLS") == NULL) CHECK(path == expected, "path %d, expected %d", path, expected);
   uint64_t counts[] = {0, 1, 7, (uint64_t)(n > 1 ? n - 1 : 0), (uint64_t)n + 1, 65537};
   for (size_t d = 0; d < sizeof kDtypes / sizeof kDtypes[0]; ++d) {
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
@@ -366,9 +375,32 @@ static void scenario_abort(dist_context_t* context) {
   CHECK(strstr(dist_last_error(), "test abort") != NULL, "the reason travels: %s", dist_last_error());
 }
 
+/* The communicator took the expected path, and an all-reduce works on it. */
+static void scenario_path(dist_context_t* context, int expected) {
+  dist_comm_t* world = NULL;
+  dist_comm_world(context, &world);
+  int32_t n = 0, rank = 0;
+  dist_comm_size(world, &n);
+  dist_comm_rank(world, &rank);
+  dist_comm_path_t path = -1;
+  CHECK(dist_comm_path(world, &path) == DIST_OK, "dist_comm_path: %s", dist_last_error());
+  CHECK(path == expected, "path %d, expected %d", path, expected);
+  dist_comm_options_t options = DIST_COMM_OPTIONS_INIT;
+  options.field_mask = DIST_COMM_OPT_ALLREDUCE;
+  options.allreduce = DIST_ALLREDUCE_SHARED_MEMORY;
+  const dist_status_t st = dist_comm_configure(world, &options);
+  if (path == DIST_COMM_PATH_SHARED_MEMORY) {
+    CHECK(st == DIST_OK, "forcing the shared-memory all-reduce: %s", dist_last_error());
+  } else {
+    CHECK(st == DIST_ERR_UNSUPPORTED && strstr(dist_last_error(), "shared memory") != NULL,
+          "forcing the shared-memory all-reduce without it: %s", dist_last_error());
+  }
+  check_reductions(world, rank, n, DIST_DTYPE_F64, DIST_OP_SUM, 100003, 0);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: collective_worker matrix|big|requests|split|mismatch HOW|kill RANK|abort|join\n");
+    fprintf(stderr, "usage: collective_worker matrix|big|requests|split|mismatch HOW|kill RANK|abort|path EXPECTED|join\n");
     return 2;
   }
   const char* scenario = argv[1];
@@ -381,6 +413,7 @@ int main(int argc, char** argv) {
   else if (strcmp(scenario, "mismatch") == 0 && argc > 2) scenario_mismatch(context, argv[2]);
   else if (strcmp(scenario, "kill") == 0 && argc > 2) scenario_kill(context, atoi(argv[2]));
   else if (strcmp(scenario, "abort") == 0) scenario_abort(context);
+  else if (strcmp(scenario, "path") == 0 && argc > 2) scenario_path(context, atoi(argv[2]));
   else if (strcmp(scenario, "join") != 0) {
     fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;
