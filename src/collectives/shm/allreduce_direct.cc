@@ -1,8 +1,10 @@
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/stream_store.h"
 
 namespace dist {
 
@@ -12,6 +14,9 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
   const int n = group.size();
   const void* inputs[kShmMaxRanks];
   auto* out = static_cast<unsigned char*>(recv);
+  // A large result is combined into a cached scratch chunk and streamed out.
+  const bool streamed = count * element >= kStreamStoreMinBytes;
+  std::vector<unsigned char> scratch(streamed ? per_step * element : 0);
   const auto* in = static_cast<const unsigned char*>(send);
   const size_t steps = shm_steps(count, per_step);
   for (size_t step = 0; step < steps; ++step) {
@@ -22,8 +27,10 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
     group.arrive_and_wait();
     if (bytes > 0) {
       for (int r = 0; r < n; ++r) inputs[r] = group.slot(r);
-      reduce_many(out + first * element, inputs, static_cast<size_t>(n), elements, dtype, op);
-      if (op == ReduceOp::MEAN) finalize_mean(out + first * element, elements, dtype, n);
+      unsigned char* result = streamed ? scratch.data() : out + first * element;
+      reduce_many(result, inputs, static_cast<size_t>(n), elements, dtype, op);
+      if (op == ReduceOp::MEAN) finalize_mean(result, elements, dtype, n);
+      if (streamed) stream_store(out + first * element, result, bytes);
     }
     group.next_step();
   }

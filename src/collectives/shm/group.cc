@@ -27,15 +27,6 @@ CallSignature signature_of(const ShmCallRecord& record) {
   return s;
 }
 
-std::string describe_record(const ShmCallRecord& record) {
-  // Written by another process: only named once known to be in range.
-  if (record.kind < 0 || record.kind > static_cast<int32_t>(CollectiveKind::kCommSetup) || record.dtype < 0 ||
-      record.dtype >= kDTypeCount || record.op < 0 || record.op >= kReduceOpCount) {
-    return "an unknown call";
-  }
-  return describe(signature_of(record));
-}
-
 }  // namespace
 
 ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
@@ -94,19 +85,18 @@ void ShmGroup::wait_for_all(Counter counter) {
 
 void ShmGroup::check_signature(int peer) const {
   const ShmCallRecord& theirs = segment_.control(peer).calls[step_ & 1];
+  const bool known = theirs.kind >= 0 && theirs.kind <= static_cast<int32_t>(CollectiveKind::kCommSetup) &&
+                     theirs.dtype >= 0 && theirs.dtype < kDTypeCount && theirs.op >= 0 && theirs.op < kReduceOpCount;
+  if (theirs.first_step == step_ && theirs.seq == seq_ && known && signature_of(theirs) == signature_) return;
+  // Messages are built only here, off the fast path.
   const std::string& who = names_[static_cast<size_t>(peer)];
   const std::string& me = names_[static_cast<size_t>(rank_)];
   const std::string mine = describe(signature_) + " (call " + std::to_string(seq_) + ")";
-  std::string message;
-  if (theirs.first_step != step_) {
-    message = who + " is inside another call at step " + std::to_string(step_) + " where " + me + " called " + mine;
-  } else if (theirs.seq != seq_ || describe_record(theirs) == "an unknown call" ||
-             signature_of(theirs) != signature_) {
-    message = who + " called " + describe_record(theirs) + " (call " + std::to_string(theirs.seq) + ") but " + me +
-              " called " + mine;
-  } else {
-    return;
-  }
+  const std::string message =
+      theirs.first_step != step_
+          ? who + " is inside another call at step " + std::to_string(step_) + " where " + me + " called " + mine
+          : who + " called " + (known ? describe(signature_of(theirs)) : std::string("an unknown call")) +
+                " (call " + std::to_string(theirs.seq) + ") but " + me + " called " + mine;
   failure_->set(Status::kMismatch, message);
   failure_->check();
   throw Error(Status::kMismatch, message);
