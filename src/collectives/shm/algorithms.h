@@ -18,12 +18,11 @@
 namespace dist {
 
 // Every rank combines all contributions of each chunk itself: one
-// announcement per step; reads n slots per element. Best for small messages
-// and two ranks.
+// announcement per step; reads n slots per element. Best for small messages.
 void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 // Rank r combines slice r of each chunk and everyone copies the finished
-// slices: two announcements per step; reads about two slots per element
-// whatever the rank count. Best for large messages on more than two ranks.
+// slices: two announcements per step, and the least memory traffic
+// (allreduce_split.cc counts it). Best from a few KiB on.
 void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root);
 void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root);

@@ -8,15 +8,14 @@ namespace dist {
 namespace {
 
 // Up to this many bytes per rank, every rank combines the whole message
-// itself: one announcement per step instead of two. With two ranks the split
-// saves no reads (each reads the other's slot once either way), so direct is
-// used at every size.
-constexpr size_t kDirectMaxBytes = 64 * 1024;
+// itself: one announcement per step instead of two, and the extra reads cost
+// less than the second handshake. Above it, the split moves less memory.
+constexpr size_t kDirectMaxBytes = 16 * 1024;
 
-bool use_direct(size_t bytes, int ranks, const std::string& forced) {
+bool use_direct(size_t bytes, const std::string& forced) {
   if (forced == "shm_direct") return true;
   if (forced == "shm_split") return false;
-  return ranks == 2 || bytes <= kDirectMaxBytes;
+  return bytes <= kDirectMaxBytes;
 }
 
 }  // namespace
@@ -33,7 +32,7 @@ void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t se
   const size_t count = static_cast<size_t>(s.count);
   switch (s.kind) {
     case CollectiveKind::kAllReduce:
-      if (use_direct(count * size_of(s.dtype), group.size(), all_reduce)) {
+      if (use_direct(count * size_of(s.dtype), all_reduce)) {
         shm_allreduce_direct(group, call.send, call.recv, count, s.dtype, s.op);
       } else {
         shm_allreduce_split(group, call.send, call.recv, count, s.dtype, s.op);
