@@ -132,7 +132,7 @@ DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm
                    "options: allreduce DIST_ALLREDUCE_SHARED_MEMORY needs a communicator on one host with "
                    "shared memory enabled (see dist_comm_path)");
       }
-      dist::AlgorithmOptions algorithms;
+      dist::AlgorithmOptions algorithms = comm->communicator->algorithms();
       algorithms.all_reduce = kNames[options->allreduce];
       comm->communicator->set_algorithms(algorithms);
     }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/numbers.h"
 #include "base/status.h"
 #include "collectives/channel_exchange.h"
 #include "collectives/shm/attach.h"
@@ -37,6 +38,10 @@ AlgorithmOptions algorithms_from_environment() {
     }
     options.all_reduce = forced;
   }
+  // The pipeline chunk of the point-to-point algorithms, for tuning a transport.
+  if (const char* chunk = std::getenv("DIST_CHUNK_BYTES"); chunk != nullptr && *chunk != '\0') {
+    options.chunk_bytes = static_cast<size_t>(parse_integer(chunk, "DIST_CHUNK_BYTES", 4096, int64_t{1} << 30));
+  }
   return options;
 }
 
@@ -48,7 +53,9 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
     if (members_[r] == context.rank()) rank_ = static_cast<int>(r);
   }
   if (rank_ < 0) fail(Status::kInternal, "communicator " + std::to_string(id) + " does not contain this process");
-  environment_all_reduce_ = algorithms_from_environment().all_reduce;
+  const AlgorithmOptions from_environment = algorithms_from_environment();
+  environment_all_reduce_ = from_environment.all_reduce;
+  algorithms_.chunk_bytes = from_environment.chunk_bytes;
   failure_ = context.register_comm(id_, members_);
   if (context.worker() == nullptr || members_.size() == 1) {
     channel_ = std::make_unique<SelfChannel>();

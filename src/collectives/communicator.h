@@ -36,6 +36,7 @@ class Communicator {
 
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   void set_algorithms(const AlgorithmOptions& algorithms) { algorithms_ = algorithms; }
+  const AlgorithmOptions& algorithms() const { return algorithms_; }
   // True when all ranks share one host and run collectives through a shared
   // segment (collectives/shm/attach.h says when).
   bool has_shared_memory() const { return shm_ != nullptr; }

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/memory_copy.h"
 
 namespace dist {
 
@@ -20,11 +21,11 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
   for (size_t step = 0; step < steps; ++step) {
     const size_t first = step * per_step;
     const size_t bytes = std::min(per_step, count - first) * element;
-    if (bytes > 0) std::memcpy(group.my_slot(), in + first * element, bytes);
+    if (bytes > 0) copy_chunk(group.my_slot(), in + first * element, bytes);
     group.arrive_and_wait();
     for (int r = 0; r < n && bytes > 0; ++r) {
       if (r == me && in_place) continue;
-      std::memcpy(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r), bytes);
+      copy_chunk(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r), bytes);
     }
     group.next_step();
   }

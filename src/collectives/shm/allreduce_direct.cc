@@ -4,7 +4,7 @@
 
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
-#include "collectives/shm/stream_store.h"
+#include "collectives/shm/memory_copy.h"
 
 namespace dist {
 
@@ -23,7 +23,7 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
     const size_t first = step * per_step;
     const size_t elements = std::min(per_step, count - first);
     const size_t bytes = elements * element;
-    if (bytes > 0) std::memcpy(group.my_slot(), in + first * element, bytes);
+    if (bytes > 0) copy_chunk(group.my_slot(), in + first * element, bytes);
     group.arrive_and_wait();
     if (bytes > 0) {
       for (int r = 0; r < n; ++r) inputs[r] = group.slot(r);

@@ -5,7 +5,7 @@
 #include "collectives/algorithms/block_layout.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
-#include "collectives/shm/stream_store.h"
+#include "collectives/shm/memory_copy.h"
 
 namespace dist {
 
@@ -39,7 +39,7 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
     for (int r = 0; r < n; ++r) {
       if (r == me) continue;
       const size_t at = slices.offset(r) * element;
-      std::memcpy(slot + at, chunk_in + at, slices.size(r) * element);
+      copy_chunk(slot + at, chunk_in + at, slices.size(r) * element);
     }
     group.arrive_and_wait();
 
@@ -50,7 +50,7 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
     unsigned char* result = streamed ? scratch.data() : chunk_out + mine;
     reduce_many(result, inputs, static_cast<size_t>(n), slices.size(me), dtype, op);
     if (op == ReduceOp::MEAN) finalize_mean(result, slices.size(me), dtype, n);
-    std::memcpy(slot + mine, result, mine_bytes);
+    copy_chunk(slot + mine, result, mine_bytes);
     if (streamed) stream_store(chunk_out + mine, result, mine_bytes);
     group.publish_reduced_and_wait();
 
@@ -60,7 +60,7 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
       if (streamed) {
         stream_store(chunk_out + at, group.slot(r) + at, slices.size(r) * element);
       } else {
-        std::memcpy(chunk_out + at, group.slot(r) + at, slices.size(r) * element);
+        copy_chunk(chunk_out + at, group.slot(r) + at, slices.size(r) * element);
       }
     }
     group.next_step();

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/memory_copy.h"
 
 namespace dist {
 
@@ -21,12 +22,12 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
     const size_t first = step * per_step;
     const size_t bytes = std::min(per_step, count - first) * element;
     for (int b = 0; b < n && bytes > 0; ++b) {
-      std::memcpy(group.my_slot() + static_cast<size_t>(b) * part_bytes,
+      copy_chunk(group.my_slot() + static_cast<size_t>(b) * part_bytes,
                   in + (static_cast<size_t>(b) * count + first) * element, bytes);
     }
     group.arrive_and_wait();
     for (int r = 0; r < n && bytes > 0; ++r) {
-      std::memcpy(out + (static_cast<size_t>(r) * count + first) * element,
+      copy_chunk(out + (static_cast<size_t>(r) * count + first) * element,
                   group.slot(r) + static_cast<size_t>(me) * part_bytes, bytes);
     }
     group.next_step();

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/memory_copy.h"
 
 namespace dist {
 
@@ -15,9 +16,9 @@ void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int
   for (size_t step = 0; step < steps; ++step) {
     const size_t first = step * per_step;
     const size_t bytes = std::min(per_step, count - first) * element;
-    if (at_root && bytes > 0) std::memcpy(group.my_slot(), data + first * element, bytes);
+    if (at_root && bytes > 0) copy_chunk(group.my_slot(), data + first * element, bytes);
     group.arrive_and_wait();
-    if (!at_root && bytes > 0) std::memcpy(data + first * element, group.slot(root), bytes);
+    if (!at_root && bytes > 0) copy_chunk(data + first * element, group.slot(root), bytes);
     group.next_step();
   }
 }

@@ -3,6 +3,7 @@
 
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/memory_copy.h"
 
 namespace dist {
 
@@ -19,7 +20,7 @@ void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DTy
   for (size_t step = 0; step < steps; ++step) {
     const size_t first = step * per_step;
     const size_t elements = std::min(per_step, count - first);
-    if (elements > 0) std::memcpy(group.my_slot(), in + first * element, elements * element);
+    if (elements > 0) copy_chunk(group.my_slot(), in + first * element, elements * element);
     group.arrive_and_wait();
     if (at_root && elements > 0) {
       for (int r = 0; r < n; ++r) inputs[r] = group.slot(r);

@@ -3,6 +3,7 @@
 
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/memory_copy.h"
 
 namespace dist {
 
@@ -24,7 +25,7 @@ void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t co
     const size_t elements = std::min(per_step, count - first);
     const size_t bytes = elements * element;
     for (int b = 0; b < n && bytes > 0; ++b) {
-      std::memcpy(group.my_slot() + static_cast<size_t>(b) * part_bytes,
+      copy_chunk(group.my_slot() + static_cast<size_t>(b) * part_bytes,
                   in + (static_cast<size_t>(b) * count + first) * element, bytes);
     }
     group.arrive_and_wait();
