@@ -519,6 +519,26 @@ DIST_EXPORT dist_status_t dist_all_to_all(dist_comm_t* comm, const dist_buffer_t
                                           const dist_buffer_t* recv, dist_request_t** request);
 DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** request);
 
+/* The algorithm a communicator runs for one collective whose contribution per rank
+ * is `bytes` bytes (the input of all_reduce/reduce/broadcast/all_gather, each rank's
+ * result of reduce_scatter, one block of all_to_all), given its path, rank count and
+ * configuration: "shm_direct", "shm_split", "shm" (the other shared-memory
+ * collectives), "ring", "rabenseifner", "recursive_doubling", "reduce_binomial",
+ * "broadcast_binomial", "broadcast_scatter_allgather", "allgather_ring",
+ * "reduce_scatter_ring", "alltoall_pairwise", "barrier_dissemination", or "self"
+ * (one rank). The string is static. For benchmarks and logs. */
+typedef int32_t dist_collective_t;
+#define DIST_COLLECTIVE_ALL_REDUCE     0
+#define DIST_COLLECTIVE_REDUCE         1
+#define DIST_COLLECTIVE_BROADCAST      2
+#define DIST_COLLECTIVE_ALL_GATHER     3
+#define DIST_COLLECTIVE_REDUCE_SCATTER 4
+#define DIST_COLLECTIVE_ALL_TO_ALL     5
+#define DIST_COLLECTIVE_BARRIER        6
+
+DIST_EXPORT dist_status_t dist_comm_algorithm(const dist_comm_t* comm, dist_collective_t collective, uint64_t bytes,
+                                              const char** name);
+
 /* Requests. Thread rules: a request may be tested or waited on from any thread,
  * one thread at a time. */
 

@@ -111,6 +111,28 @@ DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path
   });
 }
 
+static_assert(static_cast<int32_t>(dist::CollectiveKind::kAllReduce) == DIST_COLLECTIVE_ALL_REDUCE &&
+              static_cast<int32_t>(dist::CollectiveKind::kReduce) == DIST_COLLECTIVE_REDUCE &&
+              static_cast<int32_t>(dist::CollectiveKind::kBroadcast) == DIST_COLLECTIVE_BROADCAST &&
+              static_cast<int32_t>(dist::CollectiveKind::kAllGather) == DIST_COLLECTIVE_ALL_GATHER &&
+              static_cast<int32_t>(dist::CollectiveKind::kReduceScatter) == DIST_COLLECTIVE_REDUCE_SCATTER &&
+              static_cast<int32_t>(dist::CollectiveKind::kAllToAll) == DIST_COLLECTIVE_ALL_TO_ALL &&
+              static_cast<int32_t>(dist::CollectiveKind::kBarrier) == DIST_COLLECTIVE_BARRIER,
+              "DIST_COLLECTIVE_* numbers the collectives as CollectiveKind does");
+
+DIST_EXPORT dist_status_t dist_comm_algorithm(const dist_comm_t* comm, dist_collective_t collective, uint64_t bytes,
+                                              const char** name) {
+  return call_guarded(__func__, [&] {
+    require(name, "name");
+    require(comm, "comm");
+    if (collective < DIST_COLLECTIVE_ALL_REDUCE || collective > DIST_COLLECTIVE_BARRIER) {
+      dist::fail_invalid("collective " + std::to_string(collective) + " is not a DIST_COLLECTIVE_* value");
+    }
+    *name = comm->communicator->algorithm_for(static_cast<dist::CollectiveKind>(collective),
+                                              static_cast<size_t>(bytes));
+  });
+}
+
 DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm_options_t* options) {
   return call_guarded(__func__, [&] {
     require(comm, "comm");

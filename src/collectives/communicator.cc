@@ -6,6 +6,7 @@
 
 #include "base/numbers.h"
 #include "base/status.h"
+#include "collectives/algorithm_select.h"
 #include "collectives/channel_exchange.h"
 #include "collectives/shm/attach.h"
 #include "collectives/shm/run_shm.h"
@@ -88,6 +89,16 @@ Communicator::~Communicator() {
   shm_.reset();
   channel_.reset();
   context_.unregister_comm(id_);
+}
+
+const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const {
+  if (size() == 1) return "self";
+  const std::string& forced = algorithms_.all_reduce.empty() ? environment_all_reduce_ : algorithms_.all_reduce;
+  const bool forced_point_to_point = kind == CollectiveKind::kAllReduce && is_all_reduce_algorithm(forced);
+  if (shm_ != nullptr && !forced_point_to_point) return shm_algorithm_name(kind, bytes, forced);
+  AlgorithmOptions algorithms = algorithms_;
+  algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
+  return name(choose_algorithm(kind, bytes, size(), algorithms));
 }
 
 void Communicator::execute_call(const CollectiveCall& call) {

@@ -41,6 +41,9 @@ class Communicator {
   // segment (collectives/shm/attach.h says when).
   bool has_shared_memory() const { return shm_ != nullptr; }
 
+  // The algorithm a call of `kind` with `bytes` per rank runs (static string).
+  const char* algorithm_for(CollectiveKind kind, size_t bytes) const;
+
   // Runs the call (blocking); throws its failure.
   void run(const CollectiveCall& call);
   // Queues the call; the operation completes when it has run.

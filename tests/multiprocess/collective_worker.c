@@ -385,8 +385,30 @@ static void scenario_path(dist_context_t* context, int expected) {
   dist_comm_path_t path = -1;
   CHECK(dist_comm_path(world, &path) == DIST_OK, "dist_comm_path: %s", dist_last_error());
   CHECK(path == expected, "path %d, expected %d", path, expected);
+  /* The algorithm each call would run follows the path, the size and forcing. */
+  const char* small = NULL;
+  const char* large = NULL;
+  const char* movement = NULL;
+  CHECK(dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 8, &small) == DIST_OK &&
+            dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 1 << 20, &large) == DIST_OK &&
+            dist_comm_algorithm(world, DIST_COLLECTIVE_BROADCAST, 1 << 20, &movement) == DIST_OK,
+        "dist_comm_algorithm: %s", dist_last_error());
+  if (path == DIST_COMM_PATH_SHARED_MEMORY) {
+    CHECK(strcmp(small, "shm_direct") == 0 && strcmp(large, "shm_split") == 0 && strcmp(movement, "shm") == 0,
+          "shared-memory algorithms: %s %s %s", small, large, movement);
+  } else {
+    CHECK(strcmp(small, "recursive_doubling") == 0 && strncmp(movement, "broadcast_", 10) == 0,
+          "point-to-point algorithms: %s %s", small, movement);
+  }
+  CHECK(dist_comm_algorithm(world, 99, 8, &small) == DIST_ERR_INVALID_ARGUMENT &&
+            strstr(dist_last_error(), "collective 99") != NULL,
+        "a bad collective is refused: %s", dist_last_error());
   dist_comm_options_t options = DIST_COMM_OPTIONS_INIT;
   options.field_mask = DIST_COMM_OPT_ALLREDUCE;
+  options.allreduce = DIST_ALLREDUCE_RING;
+  CHECK(dist_comm_configure(world, &options) == DIST_OK &&
+            dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 8, &small) == DIST_OK && strcmp(small, "ring") == 0,
+        "forced ring: %s", small);
   options.allreduce = DIST_ALLREDUCE_SHARED_MEMORY;
   const dist_status_t st = dist_comm_configure(world, &options);
   if (path == DIST_COMM_PATH_SHARED_MEMORY) {

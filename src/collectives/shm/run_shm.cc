@@ -20,6 +20,11 @@ bool use_direct(size_t bytes, const std::string& forced) {
 
 }  // namespace
 
+const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, const std::string& all_reduce) {
+  if (kind != CollectiveKind::kAllReduce) return "shm";
+  return use_direct(bytes, all_reduce) ? "shm_direct" : "shm_split";
+}
+
 bool is_shm_algorithm(const std::string& name) {
   return name == "shm" || name == "shm_direct" || name == "shm_split";
 }

@@ -16,6 +16,10 @@ namespace dist {
 void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t seq,
                         std::chrono::steady_clock::time_point deadline, const std::string& all_reduce);
 
+// The algorithm this path runs for `kind` with `bytes` per rank: "shm_direct",
+// "shm_split" (all-reduce) or "shm" (the others).
+const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, const std::string& all_reduce);
+
 // True for the all-reduce algorithm names that mean this path.
 bool is_shm_algorithm(const std::string& name);
 
