@@ -140,6 +140,22 @@ static void test_paths(void** state) {
   run_path(3, small_slots, "2");
 }
 
+/* Every UCX message by rendezvous: the receiver then reads a send buffer when it
+ * is ready, not when the send was posted, so an algorithm that writes into a
+ * buffer whose send has not completed gets wrong results here. */
+static void test_rendezvous_everywhere(void** state) {
+  (void)state;
+  const char* env[] = {"DIST_SHM=0", "UCX_RNDV_THRESH=0", NULL};
+  for (int n = 2; n <= 3; ++n) {
+    struct launch launch;
+    launch_prepare(&launch, n);
+    const char* args[] = {worker_path(), "matrix", NULL};
+    for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, env, args);
+    if (launch_wait(&launch, 240) != 0) fail_msg("matrix with rendezvous on %d ranks did not finish in time", n);
+    expect_all_succeed(&launch, "matrix with rendezvous");
+  }
+}
+
 static void test_garbage_connection(void** state) {
   (void)state;
   struct launch launch;
@@ -177,7 +193,7 @@ int main(void) {
       cmocka_unit_test(test_matrix),     cmocka_unit_test(test_large_messages), cmocka_unit_test(test_requests),
       cmocka_unit_test(test_split),      cmocka_unit_test(test_mismatch),       cmocka_unit_test(test_killed_rank),
       cmocka_unit_test(test_abort),      cmocka_unit_test(test_wrong_token),    cmocka_unit_test(test_garbage_connection),
-      cmocka_unit_test(test_paths),
+      cmocka_unit_test(test_paths),      cmocka_unit_test(test_rendezvous_everywhere),
   };
   return cmocka_run_group_tests_name("multiprocess", tests, NULL, NULL);
 }

@@ -41,7 +41,14 @@ class RingRun {
       const TransferId following = index + 1 < total ? post_receive(index + 1, unit_at(index + 1)) : arriving;
       const TransferId leaving = post_send(unit);
       channel_.wait(arriving);
-      if (!unit.gather) reduce(index, unit);
+      if (!unit.gather) {
+        // An in-place reduce-scatter writes its result over input block 0,
+        // which the send just posted may still be reading (a rendezvous send
+        // reads the buffer when the peer asks, not when posted): with two
+        // ranks that send is of the very chunk the result overwrites.
+        if (unit.step == steps_ - 1 && passes_.reduced_block == passes_.input) channel_.wait(leaving);
+        reduce(index, unit);
+      }
       channel_.wait(leaving);
       arriving = following;
     }
