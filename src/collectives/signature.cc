@@ -17,6 +17,21 @@ const char* name(CollectiveKind kind) {
   return "unknown collective";
 }
 
+std::optional<CallSignature> signature_from_wire(int32_t kind, int32_t dtype, int32_t op, int32_t root,
+                                                 uint64_t count) {
+  if (kind < 0 || kind > static_cast<int32_t>(CollectiveKind::kCommSetup) || dtype < 0 || dtype >= kDTypeCount ||
+      op < 0 || op >= kReduceOpCount) {
+    return std::nullopt;
+  }
+  CallSignature s;
+  s.kind = static_cast<CollectiveKind>(kind);
+  s.dtype = static_cast<DType>(dtype);
+  s.op = static_cast<ReduceOp>(op);
+  s.root = root;
+  s.count = count;
+  return s;
+}
+
 std::string describe(const CallSignature& s) {
   std::string text = std::string(name(s.kind)) + "(";
   if (s.kind == CollectiveKind::kBarrier) return text + ")";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/dtype.h"
@@ -38,6 +39,12 @@ struct CallSignature {
   }
   bool operator!=(const CallSignature& other) const { return !(*this == other); }
 };
+
+// The signature a peer sent as raw fields (a message header, a shared-memory
+// record), or nullopt when a field is out of range: a peer's bytes are checked
+// before they are believed.
+std::optional<CallSignature> signature_from_wire(int32_t kind, int32_t dtype, int32_t op, int32_t root,
+                                                 uint64_t count);
 
 // "all_reduce(f32, sum, count=1024)" / "broadcast(i32, root=0, count=7)".
 std::string describe(const CallSignature& signature);

@@ -1,6 +1,7 @@
 #include "transport/ucx_channel.h"
 
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "base/status.h"
@@ -31,23 +32,14 @@ void on_recv_done(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, v
   record(static_cast<UcxChannel::PartRef*>(user_data), status, info != nullptr ? info->length : 0);
 }
 
-CallSignature signature_of(const UcxChannel::WireHeader& h) {
-  CallSignature s;
-  s.kind = static_cast<CollectiveKind>(h.kind);
-  s.dtype = static_cast<DType>(h.dtype);
-  s.op = static_cast<ReduceOp>(h.op);
-  s.root = h.root;
-  s.count = h.count;
-  return s;
+// The peer's header fields are only believed once known to be in range.
+std::optional<CallSignature> signature_of(const UcxChannel::WireHeader& h) {
+  return signature_from_wire(h.kind, h.dtype, h.op, h.root, h.count);
 }
 
-// The peer's header fields are only printed after they are known to be in range.
 std::string describe_wire(const UcxChannel::WireHeader& h) {
-  if (h.kind < 0 || h.kind > static_cast<int32_t>(CollectiveKind::kCommSetup) || h.dtype < 0 || h.dtype > 9 ||
-      h.op < 0 || h.op > 4) {
-    return "an unknown call";
-  }
-  return describe(signature_of(h));
+  const std::optional<CallSignature> signature = signature_of(h);
+  return signature ? describe(*signature) : "an unknown call";
 }
 
 }  // namespace
@@ -223,8 +215,8 @@ void UcxChannel::finish(Transfer& t) {
     fail_call(Status::kMismatch, peer + " sent a malformed message to " + me + " (call " + std::to_string(seq_) + 
                                      ", " + std::to_string(t.received[0]) + " bytes)");
   }
-  CallSignature theirs = signature_of(h);
-  if (h.seq != seq_ || describe_wire(h) == "an unknown call" || theirs != signature_) {
+  const std::optional<CallSignature> theirs = signature_of(h);
+  if (h.seq != seq_ || theirs != signature_) {
     fail_call(Status::kMismatch, peer + " called " + describe_wire(h) + " (call " + std::to_string(h.seq) + ") but " +
                                      me + " called " + describe(signature_) + " (call " + std::to_string(seq_) + ")");
   }

@@ -31,6 +31,10 @@ void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t co
 void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype);
 void shm_barrier(ShmGroup& group);
 
+// out = the combination of `elements` elements at byte `offset` of every rank's
+// slot for the current step, in rank order, with MEAN finished.
+void combine_slots(const ShmGroup& group, size_t offset, void* out, size_t elements, DType dtype, ReduceOp op);
+
 // Steps needed for `count` elements at `per_step` a step; an empty call still
 // takes one step, which is where ranks compare signatures.
 inline size_t shm_steps(size_t count, size_t per_step) {

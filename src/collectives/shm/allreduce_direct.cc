@@ -2,7 +2,6 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/memory_copy.h"
 
@@ -11,8 +10,6 @@ namespace dist {
 void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
   const size_t element = size_of(dtype);
   const size_t per_step = group.slot_bytes() / element;
-  const int n = group.size();
-  const void* inputs[kShmMaxRanks];
   auto* out = static_cast<unsigned char*>(recv);
   // A large result is combined into a cached scratch chunk and streamed out.
   const bool streamed = count * element >= kStreamStoreMinBytes;
@@ -25,13 +22,9 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
     const size_t bytes = elements * element;
     if (bytes > 0) copy_chunk(group.my_slot(), in + first * element, bytes);
     group.arrive_and_wait();
-    if (bytes > 0) {
-      for (int r = 0; r < n; ++r) inputs[r] = group.slot(r);
-      unsigned char* result = streamed ? scratch.data() : out + first * element;
-      reduce_many(result, inputs, static_cast<size_t>(n), elements, dtype, op);
-      if (op == ReduceOp::MEAN) finalize_mean(result, elements, dtype, n);
-      if (streamed) stream_store(out + first * element, result, bytes);
-    }
+    unsigned char* result = streamed ? scratch.data() : out + first * element;
+    combine_slots(group, 0, result, elements, dtype, op);
+    if (streamed && bytes > 0) stream_store(out + first * element, result, bytes);
     group.next_step();
   }
 }

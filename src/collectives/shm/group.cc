@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <optional>
 #include <thread>
 
 #include "base/status.h"
@@ -17,14 +18,8 @@ constexpr unsigned kSpinPolls = 2000;
 constexpr auto kSleepAfter = std::chrono::milliseconds(20);
 constexpr auto kSleepBetweenPolls = std::chrono::microseconds(50);
 
-CallSignature signature_of(const ShmCallRecord& record) {
-  CallSignature s;
-  s.kind = static_cast<CollectiveKind>(record.kind);
-  s.dtype = static_cast<DType>(record.dtype);
-  s.op = static_cast<ReduceOp>(record.op);
-  s.root = record.root;
-  s.count = record.count;
-  return s;
+std::optional<CallSignature> signature_of(const ShmCallRecord& record) {
+  return signature_from_wire(record.kind, record.dtype, record.op, record.root, record.count);
 }
 
 }  // namespace
@@ -85,9 +80,8 @@ void ShmGroup::wait_for_all(Counter counter) {
 
 void ShmGroup::check_signature(int peer) const {
   const ShmCallRecord& theirs = segment_.control(peer).calls[step_ & 1];
-  const bool known = theirs.kind >= 0 && theirs.kind <= static_cast<int32_t>(CollectiveKind::kCommSetup) &&
-                     theirs.dtype >= 0 && theirs.dtype < kDTypeCount && theirs.op >= 0 && theirs.op < kReduceOpCount;
-  if (theirs.first_step == step_ && theirs.seq == seq_ && known && signature_of(theirs) == signature_) return;
+  const std::optional<CallSignature> signature = signature_of(theirs);
+  if (theirs.first_step == step_ && theirs.seq == seq_ && signature == signature_) return;
   // Messages are built only here, off the fast path.
   const std::string& who = names_[static_cast<size_t>(peer)];
   const std::string& me = names_[static_cast<size_t>(rank_)];
@@ -95,7 +89,7 @@ void ShmGroup::check_signature(int peer) const {
   const std::string message =
       theirs.first_step != step_
           ? who + " is inside another call at step " + std::to_string(step_) + " where " + me + " called " + mine
-          : who + " called " + (known ? describe(signature_of(theirs)) : std::string("an unknown call")) +
+          : who + " called " + (signature ? describe(*signature) : std::string("an unknown call")) +
                 " (call " + std::to_string(theirs.seq) + ") but " + me + " called " + mine;
   failure_->set(Status::kMismatch, message);
   failure_->check();

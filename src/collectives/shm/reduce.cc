@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/memory_copy.h"
 
@@ -11,9 +10,7 @@ namespace dist {
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root) {
   const size_t element = size_of(dtype);
   const size_t per_step = group.slot_bytes() / element;
-  const int n = group.size();
   const bool at_root = group.rank() == root;
-  const void* inputs[kShmMaxRanks];
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
   const size_t steps = shm_steps(count, per_step);
@@ -22,11 +19,7 @@ void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DTy
     const size_t elements = std::min(per_step, count - first);
     if (elements > 0) copy_chunk(group.my_slot(), in + first * element, elements * element);
     group.arrive_and_wait();
-    if (at_root && elements > 0) {
-      for (int r = 0; r < n; ++r) inputs[r] = group.slot(r);
-      reduce_many(out + first * element, inputs, static_cast<size_t>(n), elements, dtype, op);
-      if (op == ReduceOp::MEAN) finalize_mean(out + first * element, elements, dtype, n);
-    }
+    if (at_root) combine_slots(group, 0, out + first * element, elements, dtype, op);
     group.next_step();
   }
 }

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/memory_copy.h"
 
@@ -16,7 +15,6 @@ void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t co
   const int me = group.rank();
   const size_t per_step = group.slot_bytes() / element / static_cast<size_t>(n);
   const size_t part_bytes = per_step * element;
-  const void* inputs[kShmMaxRanks];
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
   const size_t steps = shm_steps(count, per_step);
@@ -29,11 +27,7 @@ void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t co
                   in + (static_cast<size_t>(b) * count + first) * element, bytes);
     }
     group.arrive_and_wait();
-    if (bytes > 0) {
-      for (int r = 0; r < n; ++r) inputs[r] = group.slot(r) + static_cast<size_t>(me) * part_bytes;
-      reduce_many(out + first * element, inputs, static_cast<size_t>(n), elements, dtype, op);
-      if (op == ReduceOp::MEAN) finalize_mean(out + first * element, elements, dtype, n);
-    }
+    combine_slots(group, static_cast<size_t>(me) * part_bytes, out + first * element, elements, dtype, op);
     group.next_step();
   }
 }
