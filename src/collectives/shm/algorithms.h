@@ -9,6 +9,7 @@
 // are bit-identical on every rank.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 #include "base/dtype.h"
@@ -35,10 +36,23 @@ void shm_barrier(ShmGroup& group);
 // slot for the current step, in rank order, with MEAN finished.
 void combine_slots(const ShmGroup& group, size_t offset, void* out, size_t elements, DType dtype, ReduceOp op);
 
-// Steps needed for `count` elements at `per_step` a step; an empty call still
+// Runs body(first, elements) for each step of a call of `count` elements at
+// `per_step` a step, moving the group on after each. An empty call still
 // takes one step, which is where ranks compare signatures.
-inline size_t shm_steps(size_t count, size_t per_step) {
-  return count == 0 ? 1 : (count + per_step - 1) / per_step;
+template <typename Body>
+void for_each_step(ShmGroup& group, size_t count, size_t per_step, Body&& body) {
+  const size_t steps = count == 0 ? 1 : (count + per_step - 1) / per_step;
+  for (size_t step = 0; step < steps; ++step) {
+    const size_t first = step * per_step;
+    body(first, std::min(per_step, count - first));
+    group.next_step();
+  }
 }
+
+// For all-to-all and reduce-scatter: copies elements [first, first+elements)
+// of each of the n blocks of `count` elements in `input` into part b of this
+// rank's slot (parts of `part_bytes`).
+void copy_blocks_in(ShmGroup& group, const unsigned char* input, size_t count, size_t first, size_t elements,
+                    size_t element, size_t part_bytes);
 
 }  // namespace dist

@@ -17,18 +17,14 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
   unsigned char* own_block = out + static_cast<size_t>(me) * count * element;
   const bool in_place = send == recv || send == own_block;
   const auto* in = in_place ? own_block : static_cast<const unsigned char*>(send);
-  const size_t steps = shm_steps(count, per_step);
-  for (size_t step = 0; step < steps; ++step) {
-    const size_t first = step * per_step;
-    const size_t bytes = std::min(per_step, count - first) * element;
-    if (bytes > 0) copy_chunk(group.my_slot(), in + first * element, bytes);
+  for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
+    copy_chunk(group.my_slot(), in + first * element, elements * element);
     group.arrive_and_wait();
-    for (int r = 0; r < n && bytes > 0; ++r) {
+    for (int r = 0; r < n; ++r) {
       if (r == me && in_place) continue;
-      copy_chunk(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r), bytes);
+      copy_chunk(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r), elements * element);
     }
-    group.next_step();
-  }
+  });
 }
 
 }  // namespace dist

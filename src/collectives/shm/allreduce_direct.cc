@@ -15,18 +15,14 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
   const bool streamed = count * element >= kStreamStoreMinBytes;
   std::vector<unsigned char> scratch(streamed ? per_step * element : 0);
   const auto* in = static_cast<const unsigned char*>(send);
-  const size_t steps = shm_steps(count, per_step);
-  for (size_t step = 0; step < steps; ++step) {
-    const size_t first = step * per_step;
-    const size_t elements = std::min(per_step, count - first);
+  for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
-    if (bytes > 0) copy_chunk(group.my_slot(), in + first * element, bytes);
+    copy_chunk(group.my_slot(), in + first * element, bytes);
     group.arrive_and_wait();
     unsigned char* result = streamed ? scratch.data() : out + first * element;
     combine_slots(group, 0, result, elements, dtype, op);
-    if (streamed && bytes > 0) stream_store(out + first * element, result, bytes);
-    group.next_step();
-  }
+    if (streamed) stream_store(out + first * element, result, bytes);
+  });
 }
 
 }  // namespace dist

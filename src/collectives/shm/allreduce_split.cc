@@ -28,10 +28,7 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
   // A large result goes to memory with streaming stores, through a cached slice.
   const bool streamed = count * element >= kStreamStoreMinBytes;
   std::vector<unsigned char> scratch(streamed ? BlockLayout(per_step, n).largest() * element : 0);
-  const size_t steps = shm_steps(count, per_step);
-  for (size_t step = 0; step < steps; ++step) {
-    const size_t first = step * per_step;
-    const size_t elements = std::min(per_step, count - first);
+  for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const BlockLayout slices(elements, n);
     const unsigned char* chunk_in = in + first * element;
     unsigned char* chunk_out = out + first * element;
@@ -63,8 +60,7 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
         copy_chunk(chunk_out + at, group.slot(r) + at, slices.size(r) * element);
       }
     }
-    group.next_step();
-  }
+  });
 }
 
 }  // namespace dist

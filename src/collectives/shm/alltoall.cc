@@ -17,21 +17,14 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   const size_t part_bytes = per_step * element;
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
-  const size_t steps = shm_steps(count, per_step);
-  for (size_t step = 0; step < steps; ++step) {
-    const size_t first = step * per_step;
-    const size_t bytes = std::min(per_step, count - first) * element;
-    for (int b = 0; b < n && bytes > 0; ++b) {
-      copy_chunk(group.my_slot() + static_cast<size_t>(b) * part_bytes,
-                  in + (static_cast<size_t>(b) * count + first) * element, bytes);
-    }
+  for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
+    copy_blocks_in(group, in, count, first, elements, element, part_bytes);
     group.arrive_and_wait();
-    for (int r = 0; r < n && bytes > 0; ++r) {
+    for (int r = 0; r < n && elements > 0; ++r) {
       copy_chunk(out + (static_cast<size_t>(r) * count + first) * element,
-                  group.slot(r) + static_cast<size_t>(me) * part_bytes, bytes);
+                 group.slot(r) + static_cast<size_t>(me) * part_bytes, elements * element);
     }
-    group.next_step();
-  }
+  });
 }
 
 }  // namespace dist

@@ -13,15 +13,11 @@ void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DTy
   const bool at_root = group.rank() == root;
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
-  const size_t steps = shm_steps(count, per_step);
-  for (size_t step = 0; step < steps; ++step) {
-    const size_t first = step * per_step;
-    const size_t elements = std::min(per_step, count - first);
-    if (elements > 0) copy_chunk(group.my_slot(), in + first * element, elements * element);
+  for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
+    copy_chunk(group.my_slot(), in + first * element, elements * element);
     group.arrive_and_wait();
     if (at_root) combine_slots(group, 0, out + first * element, elements, dtype, op);
-    group.next_step();
-  }
+  });
 }
 
 }  // namespace dist

@@ -17,19 +17,11 @@ void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t co
   const size_t part_bytes = per_step * element;
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
-  const size_t steps = shm_steps(count, per_step);
-  for (size_t step = 0; step < steps; ++step) {
-    const size_t first = step * per_step;
-    const size_t elements = std::min(per_step, count - first);
-    const size_t bytes = elements * element;
-    for (int b = 0; b < n && bytes > 0; ++b) {
-      copy_chunk(group.my_slot() + static_cast<size_t>(b) * part_bytes,
-                  in + (static_cast<size_t>(b) * count + first) * element, bytes);
-    }
+  for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
+    copy_blocks_in(group, in, count, first, elements, element, part_bytes);
     group.arrive_and_wait();
     combine_slots(group, static_cast<size_t>(me) * part_bytes, out + first * element, elements, dtype, op);
-    group.next_step();
-  }
+  });
 }
 
 }  // namespace dist
