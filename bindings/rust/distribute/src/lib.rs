@@ -1,0 +1,1 @@
+pub use distribute_sys as sys;
