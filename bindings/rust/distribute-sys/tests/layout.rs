@@ -10,7 +10,11 @@ include!(concat!(env!("OUT_DIR"), "/rust_layout.rs"));
 #[test]
 fn every_constant_matches_the_header() {
     assert!(C_CONSTANTS.len() > 60, "the probe found only {} constants", C_CONSTANTS.len());
-    assert_eq!(C_CONSTANTS, RUST_CONSTANTS);
+    assert_eq!(C_CONSTANTS.len(), RUST_CONSTANTS.len());
+    for ((c_name, c_value), (name, value)) in C_CONSTANTS.iter().zip(RUST_CONSTANTS) {
+        assert_eq!(c_name, name);
+        assert_eq!(c_value, value, "{name}: the header says {c_value}, the Rust declaration {value}");
+    }
 }
 
 #[test]
