@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::comm::Comm;
 use crate::context::millis;
-use crate::error::{check, Error, Result};
+use crate::error::{check, Result};
 use crate::sys;
 
 /// Owns the buffer of a non-blocking collective until it completes. Dropping an
@@ -37,13 +37,8 @@ impl<'c, T> Request<'c, T> {
         // SAFETY: as above.
         let status = unsafe { sys::dist_request_wait(self.raw, millis(timeout)) };
         if status == sys::DIST_ERR_TIMEOUT {
-            // This wait ran out, or the call itself timed out: test() tells which.
-            let ran_out = Error::last(status);
-            return match self.test() {
-                Ok(false) => Ok(false),
-                Ok(true) => Err(ran_out),
-                Err(e) => Err(e),
-            };
+            // This wait ran out (test: not done) or the call itself ended (test: its status).
+            return self.test();
         }
         check(status).map(|()| true)
     }

@@ -1,0 +1,135 @@
+package distribute
+
+// #include <stdlib.h>
+// #include "dist.h"
+import "C"
+
+import (
+	"sync"
+	"time"
+)
+
+// ContextOptions are dist_context_options_t; zero values keep the defaults.
+type ContextOptions struct {
+	Token          string // else DIST_CLUSTER_TOKEN, else DIST_CLUSTER_TOKEN_FILE
+	TokenFile      string
+	ConnectTimeout time.Duration // default 120 s
+	Timeout        time.Duration // default deadline of every collective: 60 s
+}
+
+// Context is this process's membership in the cluster. Rank, Size and Abort are
+// safe for concurrent use. Close closes the communicators split from it (and
+// waits for their requests) before destroying the context, as the C API requires.
+type Context struct {
+	mu       sync.Mutex
+	handle   *C.dist_context_t
+	world    *Comm
+	children map[*Comm]struct{}
+}
+
+// NewContext joins the cluster (dist_context_create); options may be nil.
+// Blocks until every member has connected.
+func NewContext(cluster *Cluster, o *ContextOptions) (*Context, error) {
+	var raw C.dist_context_options_t
+	var strings cStrings
+	defer strings.free()
+	if o != nil {
+		if o.Token != "" {
+			raw.field_mask |= C.DIST_CONTEXT_OPT_TOKEN
+			raw.token = strings.add(o.Token)
+		}
+		if o.TokenFile != "" {
+			raw.field_mask |= C.DIST_CONTEXT_OPT_TOKEN_FILE
+			raw.token_file = strings.add(o.TokenFile)
+		}
+		if o.ConnectTimeout > 0 {
+			raw.field_mask |= C.DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS
+			raw.connect_timeout_ms = C.int64_t(o.ConnectTimeout.Milliseconds())
+		}
+		if o.Timeout > 0 {
+			raw.field_mask |= C.DIST_CONTEXT_OPT_TIMEOUT_MS
+			raw.timeout_ms = C.int64_t(o.Timeout.Milliseconds())
+		}
+	}
+	var h *C.dist_context_t
+	if err := cluster.call(func() C.dist_status_t { return C.dist_context_create(cluster.handle, &raw, &h) }); err != nil {
+		return nil, err
+	}
+	return &Context{handle: h, children: map[*Comm]struct{}{}}, nil
+}
+
+// Close destroys the context after its communicators. Idempotent.
+func (c *Context) Close() error {
+	c.mu.Lock()
+	handle, children, world := c.handle, c.children, c.world
+	c.handle, c.children = nil, map[*Comm]struct{}{}
+	c.mu.Unlock()
+	if handle == nil {
+		return nil
+	}
+	for child := range children {
+		child.Close()
+	}
+	if world != nil {
+		world.Close()
+	}
+	C.dist_context_destroy(handle)
+	return nil
+}
+
+func (c *Context) live() *C.dist_context_t {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handle
+}
+
+func (c *Context) Rank() (int, error) {
+	h := c.live()
+	var r C.int32_t
+	err := call(func() C.dist_status_t { return C.dist_context_rank(h, &r) })
+	return int(r), err
+}
+
+func (c *Context) Size() (int, error) {
+	h := c.live()
+	var s C.int32_t
+	err := call(func() C.dist_status_t { return C.dist_context_size(h, &s) })
+	return int(s), err
+}
+
+// Abort makes every pending and later call on every communicator fail with
+// ErrAborted, here and on every peer. reason may be "".
+func (c *Context) Abort(reason string) error {
+	h := c.live()
+	var strings cStrings
+	defer strings.free()
+	r := strings.addOptional(reason)
+	return call(func() C.dist_status_t { return C.dist_context_abort(h, r) })
+}
+
+// World is the communicator of all members, owned by the context.
+func (c *Context) World() (*Comm, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.world != nil && c.world.handle != nil {
+		return c.world, nil
+	}
+	var h *C.dist_comm_t
+	if err := call(func() C.dist_status_t { return C.dist_comm_world(c.handle, &h) }); err != nil {
+		return nil, err
+	}
+	c.world = &Comm{handle: h, context: c, owned: false}
+	return c.world, nil
+}
+
+func (c *Context) adopt(comm *Comm) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.children[comm] = struct{}{}
+}
+
+func (c *Context) forget(comm *Comm) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.children, comm)
+}
