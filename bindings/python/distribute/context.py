@@ -18,6 +18,7 @@ class Context:
     """
 
     def __init__(self, cluster, *, token=None, token_file=None, connect_timeout_ms=None, timeout_ms=None):
+        self._handle = None  # so that close() from __del__ is safe when joining fails
         options = ContextOptions()
         for bit, name, value in ((C.CONTEXT_OPT_TOKEN, "token", encode(token)),
                                  (C.CONTEXT_OPT_TOKEN_FILE, "token_file", encode(token_file)),

@@ -22,8 +22,14 @@ public class MultiProcessTest {
         .redirectErrorStream(true)
         .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
         .start();
-    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertTrue("dist-run did not finish", p.waitFor(170, TimeUnit.SECONDS));
+    String output;
+    try {
+      // dist-run's own --timeout bounds the job; it stops its tasks itself.
+      output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue("dist-run did not finish", p.waitFor(170, TimeUnit.SECONDS));
+    } finally {
+      p.destroyForcibly(); // a no-op once it has exited
+    }
     assertEquals(output, 0, p.exitValue());
     assertTrue(output, output.contains("rank 0 of 2") && output.contains("rank 1 of 2"));
     assertEquals(output, 2, output.split("identical on all ranks, correct", -1).length - 1);
