@@ -131,7 +131,7 @@ fn structs(text: &str) -> Vec<(String, Vec<String>)> {
         let name = after[..after.find(';').unwrap()].trim().to_string();
         let fields = body
             .split(';')
-            .filter_map(|decl| decl.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).last())
+            .filter_map(|decl| decl.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()))
             .map(str::to_string)
             .collect();
         found.push((name, fields));
@@ -149,7 +149,7 @@ fn probe_source(text: &str) -> String {
     }
     c += "  printf(\"];\\n\");\n";
     c += "  printf(\"/// (struct, size, align, [(field, offset, size)])\\n\");\n";
-    c += "  printf(\"pub const C_STRUCTS: &[(&str, usize, usize, &[(&str, usize, usize)])] = &[\\n\");\n";
+    c += "  printf(\"pub const C_STRUCTS: &[StructLayout] = &[\\n\");\n";
     for (name, fields) in structs(text) {
         c += &format!("  printf(\"    (\\\"{name}\\\", %zu, %zu, &[\\n\", sizeof({name}), _Alignof({name}));\n");
         for field in fields {
@@ -170,7 +170,7 @@ fn rust_side(text: &str) -> String {
     for name in constant_names(text) {
         r += &format!("    (\"{name}\", distribute_sys::{name} as i128),\n");
     }
-    r += "];\npub fn rust_structs() -> Vec<(&'static str, usize, usize, Vec<(&'static str, usize, usize)>)> {\n    vec![\n";
+    r += "];\npub fn rust_structs() -> Vec<MeasuredStruct> {\n    vec![\n";
     for (name, fields) in structs(text) {
         r += &format!("        (\"{name}\", std::mem::size_of::<distribute_sys::{name}>(), std::mem::align_of::<distribute_sys::{name}>(), vec![\n");
         for field in fields {

@@ -167,6 +167,7 @@ impl<'ctx> Comm<'ctx> {
     }
 
     /// The block count of an in-place reduce-scatter over `len` elements.
+    #[allow(clippy::manual_is_multiple_of)] // is_multiple_of needs a newer Rust than this crate's minimum
     fn block_of(&self, len: usize) -> Result<usize> {
         let size = self.size()? as usize;
         if len % size != 0 {
