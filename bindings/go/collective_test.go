@@ -2,6 +2,7 @@ package distribute
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,23 +98,37 @@ func TestWrongArgumentsAreNamed(t *testing.T) {
 	}
 }
 
-// The example under dist-run with two ranks: both report identical, correct weights.
-func TestAllReduceExampleOnTwoRanks(t *testing.T) {
+// distRun builds an example and runs it under dist-run, whose --timeout bounds the job.
+func distRun(t *testing.T, example string, ranks int) string {
+	t.Helper()
 	launcher := filepath.Join(buildDir(), "tools", "dist-run", "dist-run")
 	if _, err := os.Stat(launcher); err != nil {
 		t.Fatalf("%s is missing: build the project first", launcher)
 	}
-	program := filepath.Join(t.TempDir(), "allreduce")
-	if out, err := exec.Command("go", "build", "-o", program, "./examples/allreduce").CombinedOutput(); err != nil {
+	program := filepath.Join(t.TempDir(), example)
+	if out, err := exec.Command("go", "build", "-o", program, "./examples/"+example).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	out, err := exec.Command(launcher, "-n", "2", "--timeout", "120", "--", program).CombinedOutput()
-	text := string(out)
+	out, err := exec.Command(launcher, "-n", fmt.Sprint(ranks), "--timeout", "120", "--", program).CombinedOutput()
 	if err != nil {
-		t.Fatalf("%v\n%s", err, text)
+		t.Fatalf("%v\n%s", err, out)
 	}
+	return string(out)
+}
+
+// The example under dist-run with two ranks: both report identical, correct weights.
+func TestAllReduceExampleOnTwoRanks(t *testing.T) {
+	text := distRun(t, "allreduce", 2)
 	if !strings.Contains(text, "rank 0 of 2") || !strings.Contains(text, "rank 1 of 2") ||
 		strings.Count(text, "identical on all ranks, correct") != 2 {
 		t.Fatalf("unexpected output:\n%s", text)
+	}
+}
+
+func TestEveryCollectiveAcrossProcesses(t *testing.T) {
+	for _, ranks := range []int{2, 3} {
+		if text := distRun(t, "every_collective", ranks); strings.Count(text, "all collectives correct") != ranks {
+			t.Errorf("%d ranks:\n%s", ranks, text)
+		}
 	}
 }
