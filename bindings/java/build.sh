@@ -19,7 +19,7 @@ done
 rm -rf "$OUT"
 mkdir -p "$OUT/classes" "$OUT/test-classes"
 javac -Xlint:all -Werror -d "$OUT/classes" -cp "$JARS/jna.jar" \
-  $(find "$HERE/src/main/java" -name '*.java') "$HERE/examples/AllReduce.java"
+  $(find "$HERE/src/main/java" "$HERE/examples" -name "*.java")
 javac -Xlint:all -Werror -d "$OUT/test-classes" -cp "$TEST_CLASSPATH" $(find "$HERE/src/test/java" -name '*.java')
 [ "${1:-}" = "--build" ] && exit 0
 
