@@ -12,7 +12,33 @@
 //! ```
 //!
 //! Ownership mirrors the C rules: a `Comm` borrows its `Context`, a `Request` its
-//! `Comm`, so the borrow checker orders every destroy.
+//! `Comm`, so the borrow checker orders every destroy. These do not compile:
+//!
+//! A communicator shared between threads (the header allows one thread at a time):
+//! ```compile_fail,E0277
+//! fn share<T: Sync>(_: &T) {}
+//! # fn f(world: distribute::Comm<'_>) {
+//! share(&world);
+//! # }
+//! ```
+//! A communicator outliving its context:
+//! ```compile_fail,E0597
+//! # fn f(cluster: &distribute::Cluster) -> distribute::Result<()> {
+//! let world = {
+//!     let context = distribute::Context::join(cluster)?;
+//!     context.world()?
+//! };
+//! # Ok(()) }
+//! ```
+//! A request outliving its communicator:
+//! ```compile_fail,E0597
+//! # fn f(context: &distribute::Context) -> distribute::Result<()> {
+//! let request = {
+//!     let world = context.world()?;
+//!     world.barrier_start()?
+//! };
+//! # Ok(()) }
+//! ```
 pub use distribute_sys as sys;
 
 mod cluster;
