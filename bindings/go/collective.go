@@ -61,11 +61,10 @@ func run[T Element](c *Comm, k collective, send, recv []T, async bool) (*Request
 		C.free(cRecv)
 		return nil, err
 	}
-	r := &Request{handle: raw, comm: c, cSend: cSend, cRecv: cRecv}
+	r := newRequest(raw, c, cSend, cRecv)
 	if len(recv) > 0 {
 		r.copyBack = func() { C.memcpy(dataOf(recv), cRecv, C.size_t(len(recv))*size) }
 	}
-	c.track(r)
 	return r, nil
 }
 

@@ -4,6 +4,7 @@ package distribute
 import "C"
 
 import (
+	"runtime"
 	"sync"
 	"time"
 )
@@ -26,18 +27,39 @@ type CommOptions struct {
 
 // Comm is a communicator. Its calls are serialised by a mutex, but every member
 // must still make the same calls in the same order, so use it from one goroutine
-// at a time. Different communicators may be used concurrently.
+// at a time. Different communicators may be used concurrently. A split
+// communicator the garbage collector finds unreachable is closed by a finalizer.
 type Comm struct {
+	*commCore
+	context *Context // keeps the context alive while the communicator is
+}
+
+// commCore is the state Close needs (see contextCore).
+type commCore struct {
 	mu       sync.Mutex
 	handle   *C.dist_comm_t
-	context  *Context
+	ctx      *contextCore
 	owned    bool // false for the world, which the context owns
-	requests map[*Request]struct{}
+	requests map[*requestCore]struct{}
 }
 
 // Close destroys a split communicator after waiting for its requests; for the
-// world it only detaches. Idempotent.
+// world it is a no-op (the context owns it). Idempotent.
 func (c *Comm) Close() error {
+	if !c.owned {
+		return nil
+	}
+	runtime.SetFinalizer(c, nil)
+	return c.commCore.close()
+}
+
+func (c *commCore) closed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.handle == nil
+}
+
+func (c *commCore) close() error {
 	c.mu.Lock()
 	handle, requests := c.handle, c.requests
 	c.handle, c.requests = nil, nil
@@ -46,17 +68,18 @@ func (c *Comm) Close() error {
 		return nil
 	}
 	for r := range requests {
-		r.Close()
+		r.close()
 	}
 	if c.owned {
 		C.dist_comm_destroy(handle)
-		c.context.forget(c)
+		c.ctx.forget(c)
 	}
 	return nil
 }
 
 // locked runs f with the communicator's lock held and its (possibly nil) handle.
 func (c *Comm) locked(f func(h *C.dist_comm_t) C.dist_status_t) error {
+	defer runtime.KeepAlive(c) // no finalizer may destroy the handle during the call
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return call(func() C.dist_status_t { return f(c.handle) })
@@ -83,8 +106,9 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 	}); err != nil || h == nil {
 		return nil, err
 	}
-	child := &Comm{handle: h, context: c.context, owned: true}
-	c.context.adopt(child)
+	child := &Comm{commCore: &commCore{handle: h, ctx: c.ctx, owned: true}, context: c.context}
+	c.ctx.adopt(child.commCore)
+	runtime.SetFinalizer(child, (*Comm).Close)
 	return child, nil
 }
 

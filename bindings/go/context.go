@@ -5,6 +5,7 @@ package distribute
 import "C"
 
 import (
+	"runtime"
 	"sync"
 	"time"
 )
@@ -20,11 +21,19 @@ type ContextOptions struct {
 // Context is this process's membership in the cluster. Rank, Size and Abort are
 // safe for concurrent use. Close closes the communicators split from it (and
 // waits for their requests) before destroying the context, as the C API requires.
+// A context the garbage collector finds unreachable is closed by a finalizer;
+// every Comm keeps its Context reachable, so that never happens under one.
 type Context struct {
+	*contextCore
+}
+
+// contextCore is the state Close needs. Registries point at cores, never at the
+// finalized wrappers, so that no cycle holds a finalizer (Go would never run it).
+type contextCore struct {
 	mu       sync.Mutex
 	handle   *C.dist_context_t
-	world    *Comm
-	children map[*Comm]struct{}
+	world    *commCore
+	children map[*commCore]struct{}
 }
 
 // NewContext joins the cluster (dist_context_create); options may be nil.
@@ -55,35 +64,43 @@ func NewContext(cluster *Cluster, o *ContextOptions) (*Context, error) {
 	if err := cluster.call(func() C.dist_status_t { return C.dist_context_create(cluster.handle, &raw, &h) }); err != nil {
 		return nil, err
 	}
-	return &Context{handle: h, children: map[*Comm]struct{}{}}, nil
+	context := &Context{&contextCore{handle: h, children: map[*commCore]struct{}{}}}
+	runtime.SetFinalizer(context, (*Context).Close)
+	return context, nil
 }
 
 // Close destroys the context after its communicators. Idempotent.
 func (c *Context) Close() error {
+	runtime.SetFinalizer(c, nil)
+	return c.contextCore.close()
+}
+
+func (c *contextCore) close() error {
 	c.mu.Lock()
 	handle, children, world := c.handle, c.children, c.world
-	c.handle, c.children = nil, map[*Comm]struct{}{}
+	c.handle, c.children = nil, map[*commCore]struct{}{}
 	c.mu.Unlock()
 	if handle == nil {
 		return nil
 	}
 	for child := range children {
-		child.Close()
+		child.close()
 	}
 	if world != nil {
-		world.Close()
+		world.close()
 	}
 	C.dist_context_destroy(handle)
 	return nil
 }
 
-func (c *Context) live() *C.dist_context_t {
+func (c *contextCore) live() *C.dist_context_t {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.handle
 }
 
 func (c *Context) Rank() (int, error) {
+	defer runtime.KeepAlive(c)
 	h := c.live()
 	var r C.int32_t
 	err := call(func() C.dist_status_t { return C.dist_context_rank(h, &r) })
@@ -91,6 +108,7 @@ func (c *Context) Rank() (int, error) {
 }
 
 func (c *Context) Size() (int, error) {
+	defer runtime.KeepAlive(c)
 	h := c.live()
 	var s C.int32_t
 	err := call(func() C.dist_status_t { return C.dist_context_size(h, &s) })
@@ -100,6 +118,7 @@ func (c *Context) Size() (int, error) {
 // Abort makes every pending and later call on every communicator fail with
 // ErrAborted, here and on every peer. reason may be "".
 func (c *Context) Abort(reason string) error {
+	defer runtime.KeepAlive(c)
 	h := c.live()
 	var strings cStrings
 	defer strings.free()
@@ -107,28 +126,28 @@ func (c *Context) Abort(reason string) error {
 	return call(func() C.dist_status_t { return C.dist_context_abort(h, r) })
 }
 
-// World is the communicator of all members, owned by the context.
+// World is the communicator of all members, owned by the context: its Close is
+// a no-op; closing the context ends it.
 func (c *Context) World() (*Comm, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.world != nil && c.world.handle != nil {
-		return c.world, nil
+	if c.world == nil || c.world.closed() {
+		var h *C.dist_comm_t
+		if err := call(func() C.dist_status_t { return C.dist_comm_world(c.handle, &h) }); err != nil {
+			return nil, err
+		}
+		c.world = &commCore{handle: h, ctx: c.contextCore, owned: false}
 	}
-	var h *C.dist_comm_t
-	if err := call(func() C.dist_status_t { return C.dist_comm_world(c.handle, &h) }); err != nil {
-		return nil, err
-	}
-	c.world = &Comm{handle: h, context: c, owned: false}
-	return c.world, nil
+	return &Comm{commCore: c.world, context: c}, nil
 }
 
-func (c *Context) adopt(comm *Comm) {
+func (c *contextCore) adopt(comm *commCore) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.children[comm] = struct{}{}
 }
 
-func (c *Context) forget(comm *Comm) {
+func (c *contextCore) forget(comm *commCore) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.children, comm)

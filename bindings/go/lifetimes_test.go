@@ -53,12 +53,20 @@ func TestRequestCloseWaitsAndFreesOnce(t *testing.T) {
 	}
 }
 
-func TestGarbageCollectedClusters(t *testing.T) {
-	for i := 0; i < 200; i++ {
-		must(ClusterFromJSON("{}")) // released by the finalizer
+// Unclosed handles are released by finalizers, each after the handles that
+// depend on it (request, then communicator, then context); a wrong order would
+// destroy a context under its communicators and crash.
+func TestGarbageCollectedHandles(t *testing.T) {
+	for i := 0; i < 100; i++ {
+		cluster := must(ClusterFromJSON("{}"))
+		context := must(NewContext(cluster, nil))
+		child := must(must(context.World()).Split(0, 0))
+		must(AllReduceAsync(child, nil, []float32{1, 2}, OpSum))
 	}
-	runtime.GC()
-	runtime.GC()
+	for i := 0; i < 5; i++ { // each GC cycle finalizes one more layer
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func TestAbortFailsLaterCalls(t *testing.T) {

@@ -6,33 +6,45 @@ import "C"
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
 )
 
-// Request is a collective in flight. Wait (or Close) must be called; Close waits
-// for the call before releasing its C memory. Use from one goroutine at a time.
+// Request is a collective in flight. Wait, then Close; Close (or the finalizer of
+// an unreachable request) waits for the call before releasing its C memory. Use
+// from one goroutine at a time.
 type Request struct {
+	*requestCore
+	comm *Comm // keeps the communicator alive while the request is
+}
+
+// requestCore is the state Close needs (see contextCore).
+type requestCore struct {
 	mu           sync.Mutex
 	handle       *C.dist_request_t
-	comm         *Comm
+	owner        *commCore
 	cSend, cRecv unsafe.Pointer
 	copyBack     func()
 	done         bool
 }
 
-func (c *Comm) track(r *Request) {
+func newRequest(raw *C.dist_request_t, c *Comm, cSend, cRecv unsafe.Pointer) *Request {
+	r := &Request{requestCore: &requestCore{handle: raw, owner: c.commCore, cSend: cSend, cRecv: cRecv}, comm: c}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.requests == nil {
-		c.requests = map[*Request]struct{}{}
+		c.requests = map[*requestCore]struct{}{}
 	}
-	c.requests[r] = struct{}{}
+	c.requests[r.requestCore] = struct{}{}
+	c.mu.Unlock()
+	runtime.SetFinalizer(r, (*Request).Close)
+	return r
 }
 
 // Test reports whether the call has completed; a failed call returns its error.
 func (r *Request) Test() (bool, error) {
+	defer runtime.KeepAlive(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var done C.int32_t
@@ -47,6 +59,7 @@ func (r *Request) Test() (bool, error) {
 // writes the result into the recv slice. If only this wait ran out, it returns an
 // error matching ErrTimeout and the request stays valid.
 func (r *Request) Wait(timeout time.Duration) error {
+	defer runtime.KeepAlive(r)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ms := C.int64_t(-1)
@@ -70,7 +83,7 @@ func (r *Request) Wait(timeout time.Duration) error {
 }
 
 // finish copies the result out once.
-func (r *Request) finish() {
+func (r *requestCore) finish() {
 	if !r.done && r.copyBack != nil {
 		r.copyBack()
 	}
@@ -79,6 +92,11 @@ func (r *Request) finish() {
 
 // Close waits for the call if needed, then frees the request and its C memory. Idempotent.
 func (r *Request) Close() error {
+	runtime.SetFinalizer(r, nil)
+	return r.requestCore.close()
+}
+
+func (r *requestCore) close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.handle == nil {
@@ -89,11 +107,11 @@ func (r *Request) Close() error {
 	C.free(r.cSend)
 	C.free(r.cRecv)
 	r.handle, r.cSend, r.cRecv = nil, nil, nil
-	r.comm.untrack(r)
+	r.owner.untrack(r)
 	return nil
 }
 
-func (c *Comm) untrack(r *Request) {
+func (c *commCore) untrack(r *requestCore) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.requests, r)
