@@ -4,7 +4,6 @@ Buffers are C-contiguous numpy arrays used in place (zero copy). A non-blocking
 call (wait=False) returns a Request that holds its arrays until it completes.
 """
 import ctypes
-import weakref
 
 from . import constants as C
 from ._native import CommOptions, lib
@@ -22,7 +21,9 @@ def _op(op):
 
 class Request:
     """A collective in flight. test() / wait() report its outcome (raising on error);
-    close() waits for it before freeing, so its arrays are never released early."""
+    close() waits for it before freeing, so its arrays are never released early.
+    Its communicator holds it until it is closed (a `with` block, or closing the
+    communicator or context)."""
 
     def __init__(self, handle, comm, arrays, result):
         self._handle = handle
@@ -61,6 +62,7 @@ class Request:
         lib.dist_request_wait(handle, -1)  # its arrays are ours: never free them under a running call
         lib.dist_request_free(handle)
         self._arrays = None
+        self._comm._requests.discard(self)
 
     def __enter__(self):
         return self
@@ -80,7 +82,7 @@ class Comm:
         self._handle = handle
         self._context = context  # keeps the context alive while this comm is
         self._owned = owned
-        self._requests = weakref.WeakSet()
+        self._requests = set()  # strong, as Context._children, until each is closed
         if owned:
             context._adopt(self)
 
@@ -94,6 +96,7 @@ class Comm:
             request.close()
         if self._owned:
             lib.dist_comm_destroy(handle)
+            self._context._forget(self)
 
     def __enter__(self):
         return self

@@ -1,6 +1,5 @@
 """Joining the cluster: dist_context_t as Context."""
 import ctypes
-import weakref
 
 from . import constants as C
 from ._native import ContextOptions, encode, lib
@@ -30,7 +29,10 @@ class Context:
         handle = ctypes.c_void_p()
         check(lib.dist_context_create(cluster._live_handle(), ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
-        self._children = weakref.WeakSet()
+        # Strong references: the garbage collector clears weak ones before running
+        # finalizers, and a context finalized before its communicators must still
+        # close them first. A communicator leaves this set when it is closed.
+        self._children = set()
         self._world = None
 
     def close(self):
@@ -58,6 +60,9 @@ class Context:
 
     def _adopt(self, comm):
         self._children.add(comm)
+
+    def _forget(self, comm):
+        self._children.discard(comm)
 
     @property
     def rank(self):

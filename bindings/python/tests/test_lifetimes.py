@@ -75,3 +75,18 @@ def test_abort_fails_later_calls(context):
     with pytest.raises(distribute.PeerError) as caught:
         context.world.barrier()
     assert caught.value.status == distribute.constants.ERR_ABORTED
+
+
+def test_a_garbage_cycle_is_finalized_in_dependency_order():
+    # The cyclic collector runs finalizers in any order: whichever runs first must
+    # close the request, then the communicator, then the context.
+    for _ in range(20):
+        cluster = distribute.Cluster.from_json("{}")
+        context = distribute.Context(cluster)
+        child = context.world.split(0)
+        request = child.all_reduce(np.ones(4, np.float32), wait=False)
+        cycle = {"context": context, "child": child, "request": request}
+        cycle["self"] = cycle
+        del context, child, request, cycle
+        gc.collect()
+        cluster.close()
