@@ -2,7 +2,8 @@
 //!
 //! The library is looked for, in order, in $DIST_BUILD_DIR (a CMake build tree),
 //! in the build/ directory of the checkout this crate sits in, and through
-//! `pkg-config distribute` (an installed copy). The header comes from the same
+//! `pkg-config distribute` (an installed copy; DIST_PKG_CONFIG=1 skips the build
+//! trees and asks pkg-config only). The header comes from the same
 //! place. A C probe generated from the header's own #defines and structs is
 //! compiled with the system C compiler ($CC or cc) and run; its output becomes
 //! OUT_DIR/c_layout.rs, which tests/layout.rs compares with the Rust side.
@@ -15,6 +16,7 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-env-changed=DIST_BUILD_DIR");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
+    println!("cargo:rerun-if-env-changed=DIST_PKG_CONFIG");
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let repo = manifest.join("../../..");
     let (lib_dir, include_dir) = locate(&repo).unwrap_or_else(|why| panic!("{why}"));
@@ -42,10 +44,12 @@ fn main() {
 /// (library directory, include directory).
 fn locate(repo: &Path) -> Result<(PathBuf, PathBuf), String> {
     let mut build_dirs = Vec::new();
-    if let Ok(dir) = env::var("DIST_BUILD_DIR") {
-        build_dirs.push(PathBuf::from(dir));
+    if env::var_os("DIST_PKG_CONFIG").map_or(true, |v| v.is_empty()) {
+        if let Ok(dir) = env::var("DIST_BUILD_DIR") {
+            build_dirs.push(PathBuf::from(dir));
+        }
+        build_dirs.push(repo.join("build"));
     }
-    build_dirs.push(repo.join("build"));
     for build in &build_dirs {
         let lib = build.join("src");
         if lib.join("libdistribute.so").exists() {
