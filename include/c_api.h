@@ -401,14 +401,32 @@ DIST_EXPORT void dist_comm_destroy(dist_comm_t* comm);
 DIST_EXPORT dist_status_t dist_comm_rank(const dist_comm_t* comm, int32_t* rank);
 DIST_EXPORT dist_status_t dist_comm_size(const dist_comm_t* comm, int32_t* size);
 
-/* All-reduce algorithm choice. AUTO picks by message size and rank count; the
- * environment variable DIST_ALLREDUCE_ALGO (ring, rabenseifner, recursive_doubling)
- * overrides AUTO for every communicator. */
+/* How a communicator's collectives travel. When all its ranks run on one host,
+ * they share a memory segment and every collective goes through it; that is
+ * turned off by DIST_SHM=0, or by UCX_TLS naming no shared-memory transport (a
+ * run restricted to TCP stays on TCP). Otherwise, and between hosts, the ranks
+ * exchange UCX messages. All ranks of a communicator decide together, when it
+ * is created. */
+typedef int32_t dist_comm_path_t;
+#define DIST_COMM_PATH_SELF           0 /* one rank: nothing travels */
+#define DIST_COMM_PATH_POINT_TO_POINT 1 /* UCX messages between ranks */
+#define DIST_COMM_PATH_SHARED_MEMORY  2 /* a segment shared by all ranks on one host */
+
+DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path_t* path);
+
+/* All-reduce algorithm choice. AUTO picks by path, message size and rank count;
+ * the environment variable DIST_ALLREDUCE_ALGO (ring, rabenseifner,
+ * recursive_doubling, shm) overrides AUTO for every communicator. RING,
+ * RABENSEIFNER and RECURSIVE_DOUBLING are point-to-point algorithms and use UCX
+ * messages even on a shared-memory communicator; SHARED_MEMORY needs a
+ * communicator whose path is DIST_COMM_PATH_SHARED_MEMORY (else
+ * DIST_ERR_UNSUPPORTED). Every rank of a communicator must choose the same. */
 typedef int32_t dist_allreduce_algorithm_t;
 #define DIST_ALLREDUCE_AUTO               0
 #define DIST_ALLREDUCE_RING               1
 #define DIST_ALLREDUCE_RABENSEIFNER       2
 #define DIST_ALLREDUCE_RECURSIVE_DOUBLING 3
+#define DIST_ALLREDUCE_SHARED_MEMORY      4
 
 #define DIST_COMM_OPT_TIMEOUT_MS (1ull << 0)
 #define DIST_COMM_OPT_ALLREDUCE  (1ull << 1)
@@ -500,6 +518,26 @@ DIST_EXPORT dist_status_t dist_reduce_scatter(dist_comm_t* comm, const dist_buff
 DIST_EXPORT dist_status_t dist_all_to_all(dist_comm_t* comm, const dist_buffer_t* send,
                                           const dist_buffer_t* recv, dist_request_t** request);
 DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** request);
+
+/* The algorithm a communicator runs for one collective whose contribution per rank
+ * is `bytes` bytes (the input of all_reduce/reduce/broadcast/all_gather, each rank's
+ * result of reduce_scatter, one block of all_to_all), given its path, rank count and
+ * configuration: "shm_direct", "shm_split", "shm" (the other shared-memory
+ * collectives), "ring", "rabenseifner", "recursive_doubling", "reduce_binomial",
+ * "broadcast_binomial", "broadcast_scatter_allgather", "allgather_ring",
+ * "reduce_scatter_ring", "alltoall_pairwise", "barrier_dissemination", or "self"
+ * (one rank). The string is static. For benchmarks and logs. */
+typedef int32_t dist_collective_t;
+#define DIST_COLLECTIVE_ALL_REDUCE     0
+#define DIST_COLLECTIVE_REDUCE         1
+#define DIST_COLLECTIVE_BROADCAST      2
+#define DIST_COLLECTIVE_ALL_GATHER     3
+#define DIST_COLLECTIVE_REDUCE_SCATTER 4
+#define DIST_COLLECTIVE_ALL_TO_ALL     5
+#define DIST_COLLECTIVE_BARRIER        6
+
+DIST_EXPORT dist_status_t dist_comm_algorithm(const dist_comm_t* comm, dist_collective_t collective, uint64_t bytes,
+                                              const char** name);
 
 /* Requests. Thread rules: a request may be tested or waited on from any thread,
  * one thread at a time. */

@@ -102,6 +102,29 @@ struct bad_env {
   const char* needle2;
 };
 
+/* Across hosts: DIST_HOSTS names the nodes (ranks in blocks) or every rank's host. */
+static void test_hosts_across_nodes(void** state) {
+  (void)state;
+  const char* by_node[] = {"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+                           "DIST_HOSTS=node[1-2]", NULL};
+  dist_cluster_t* c = resolved(DIST_RESOLVER_MPI, by_node);
+  assert_task(c, "worker", 3);
+  assert_string_equal(address_of(c, "worker", 0), "node1:8888");
+  assert_string_equal(address_of(c, "worker", 1), "node1:8889");
+  assert_string_equal(address_of(c, "worker", 2), "node2:8888");
+  assert_string_equal(address_of(c, "worker", 3), "node2:8889");
+  dist_cluster_destroy(c);
+
+  const char* by_rank[] = {"RANK=1", "WORLD_SIZE=3", "LOCAL_WORLD_SIZE=1", "MASTER_ADDR=a", "MASTER_PORT=29500",
+                           "DIST_HOSTS=a,b,a", NULL};
+  c = resolved(DIST_RESOLVER_TORCHRUN, by_rank);
+  assert_task(c, "worker", 1);
+  assert_string_equal(address_of(c, "worker", 0), "a:29501");
+  assert_string_equal(address_of(c, "worker", 1), "b:29501");
+  assert_string_equal(address_of(c, "worker", 2), "a:29502");
+  dist_cluster_destroy(c);
+}
+
 static void test_launcher_errors(void** state) {
   (void)state;
   static const struct bad_env cases[] = {
@@ -128,6 +151,10 @@ static void test_launcher_errors(void** state) {
       {DIST_RESOLVER_MPI, {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
                            "MASTER_PORT=http", NULL},
        DIST_ERR_INVALID_ARGUMENT, "MPI: MASTER_PORT: 'http'", "not an integer"},
+      {DIST_RESOLVER_MPI, {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=4", "DIST_HOSTS=a,b,c", NULL},
+       DIST_ERR_INVALID_ARGUMENT, "MPI: DIST_HOSTS names 3 hosts", "one host per rank"},
+      {DIST_RESOLVER_MPI, {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=2", "DIST_HOSTS=n[3-", NULL},
+       DIST_ERR_INVALID_ARGUMENT, "DIST_HOSTS", "n[3-"},
       {DIST_RESOLVER_TORCHRUN, {"RANK=0", NULL}, DIST_ERR_INVALID_ARGUMENT, "torchrun: WORLD_SIZE is not set", "torchrun"},
       {DIST_RESOLVER_TORCHRUN, {"RANK=0", "WORLD_SIZE=4", "LOCAL_WORLD_SIZE=2", NULL},
        DIST_ERR_UNSUPPORTED, "torchrun: the ranks span several hosts", "LOCAL_WORLD_SIZE=2 of 4"},
@@ -217,7 +244,7 @@ static void test_resolver_names(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_open_mpi),        cmocka_unit_test(test_mpi_master_port_and_jobs),
-      cmocka_unit_test(test_pmi),             cmocka_unit_test(test_launcher_errors),
+      cmocka_unit_test(test_pmi),             cmocka_unit_test(test_hosts_across_nodes), cmocka_unit_test(test_launcher_errors),
       cmocka_unit_test(test_torchrun),        cmocka_unit_test(test_auto),
       cmocka_unit_test(test_resolver_names),
   };

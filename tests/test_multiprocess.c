@@ -118,6 +118,28 @@ static void test_wrong_token(void** state) {
   assert_non_null(strstr(launch_output(&launch, 0), "worker:1"));
 }
 
+/* Runs `path EXPECTED` on n ranks with extra environment. */
+static void run_path(int n, const char* const* env, const char* expected) {
+  struct launch launch;
+  launch_prepare(&launch, n);
+  const char* args[] = {worker_path(), "path", expected, NULL};
+  for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, env, args);
+  if (launch_wait(&launch, 120) != 0) fail_msg("path %s did not finish in time", expected);
+  expect_all_succeed(&launch, "path");
+}
+
+/* A run restricted to TCP stays off shared memory; tiny shared-memory slots
+ * (many steps per call) still give exact results. */
+static void test_paths(void** state) {
+  (void)state;
+  const char* tcp[] = {"UCX_TLS=tcp", NULL};
+  run_path(2, tcp, "1");
+  const char* shm = getenv("DIST_SHM");
+  if (shm != NULL && strcmp(shm, "0") == 0) return;  /* the point-to-point run of this suite */
+  const char* small_slots[] = {"DIST_SHM_SLOT_BYTES=4096", NULL};
+  run_path(3, small_slots, "2");
+}
+
 static void test_garbage_connection(void** state) {
   (void)state;
   struct launch launch;
@@ -155,6 +177,7 @@ int main(void) {
       cmocka_unit_test(test_matrix),     cmocka_unit_test(test_large_messages), cmocka_unit_test(test_requests),
       cmocka_unit_test(test_split),      cmocka_unit_test(test_mismatch),       cmocka_unit_test(test_killed_rank),
       cmocka_unit_test(test_abort),      cmocka_unit_test(test_wrong_token),    cmocka_unit_test(test_garbage_connection),
+      cmocka_unit_test(test_paths),
   };
   return cmocka_run_group_tests_name("multiprocess", tests, NULL, NULL);
 }

@@ -101,6 +101,38 @@ DIST_EXPORT dist_status_t dist_comm_size(const dist_comm_t* comm, int32_t* size)
   return call_guarded(__func__, [&] { *require(size, "size") = require(comm, "comm")->communicator->size(); });
 }
 
+DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path_t* path) {
+  return call_guarded(__func__, [&] {
+    require(path, "path");
+    const dist::Communicator& communicator = *require(comm, "comm")->communicator;
+    *path = communicator.size() == 1           ? DIST_COMM_PATH_SELF
+            : communicator.has_shared_memory() ? DIST_COMM_PATH_SHARED_MEMORY
+                                               : DIST_COMM_PATH_POINT_TO_POINT;
+  });
+}
+
+static_assert(static_cast<int32_t>(dist::CollectiveKind::kAllReduce) == DIST_COLLECTIVE_ALL_REDUCE &&
+              static_cast<int32_t>(dist::CollectiveKind::kReduce) == DIST_COLLECTIVE_REDUCE &&
+              static_cast<int32_t>(dist::CollectiveKind::kBroadcast) == DIST_COLLECTIVE_BROADCAST &&
+              static_cast<int32_t>(dist::CollectiveKind::kAllGather) == DIST_COLLECTIVE_ALL_GATHER &&
+              static_cast<int32_t>(dist::CollectiveKind::kReduceScatter) == DIST_COLLECTIVE_REDUCE_SCATTER &&
+              static_cast<int32_t>(dist::CollectiveKind::kAllToAll) == DIST_COLLECTIVE_ALL_TO_ALL &&
+              static_cast<int32_t>(dist::CollectiveKind::kBarrier) == DIST_COLLECTIVE_BARRIER,
+              "DIST_COLLECTIVE_* numbers the collectives as CollectiveKind does");
+
+DIST_EXPORT dist_status_t dist_comm_algorithm(const dist_comm_t* comm, dist_collective_t collective, uint64_t bytes,
+                                              const char** name) {
+  return call_guarded(__func__, [&] {
+    require(name, "name");
+    require(comm, "comm");
+    if (collective < DIST_COLLECTIVE_ALL_REDUCE || collective > DIST_COLLECTIVE_BARRIER) {
+      dist::fail_invalid("collective " + std::to_string(collective) + " is not a DIST_COLLECTIVE_* value");
+    }
+    *name = comm->communicator->algorithm_for(static_cast<dist::CollectiveKind>(collective),
+                                              static_cast<size_t>(bytes));
+  });
+}
+
 DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm_options_t* options) {
   return call_guarded(__func__, [&] {
     require(comm, "comm");
@@ -112,12 +144,17 @@ DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm
       comm->communicator->set_timeout(std::chrono::milliseconds(options->timeout_ms));
     }
     if (options->field_mask & DIST_COMM_OPT_ALLREDUCE) {
-      static const char* const kNames[] = {"", "ring", "rabenseifner", "recursive_doubling"};
-      if (options->allreduce < DIST_ALLREDUCE_AUTO || options->allreduce > DIST_ALLREDUCE_RECURSIVE_DOUBLING) {
+      static const char* const kNames[] = {"", "ring", "rabenseifner", "recursive_doubling", "shm"};
+      if (options->allreduce < DIST_ALLREDUCE_AUTO || options->allreduce > DIST_ALLREDUCE_SHARED_MEMORY) {
         dist::fail_invalid("options: allreduce " + std::to_string(options->allreduce) +
                            " is not a DIST_ALLREDUCE_* value");
       }
-      dist::AlgorithmOptions algorithms;
+      if (options->allreduce == DIST_ALLREDUCE_SHARED_MEMORY && !comm->communicator->has_shared_memory()) {
+        dist::fail(dist::Status::kUnsupported,
+                   "options: allreduce DIST_ALLREDUCE_SHARED_MEMORY needs a communicator on one host with "
+                   "shared memory enabled (see dist_comm_path)");
+      }
+      dist::AlgorithmOptions algorithms = comm->communicator->algorithms();
       algorithms.all_reduce = kNames[options->allreduce];
       comm->communicator->set_algorithms(algorithms);
     }

@@ -1,7 +1,11 @@
 #include "cluster/launcher_rank.h"
 
+#include <map>
+#include <vector>
+
 #include "base/numbers.h"
 #include "base/status.h"
+#include "cluster/hostlist.h"
 #include "cluster/job_layout.h"
 
 namespace dist {
@@ -20,6 +24,40 @@ int32_t port_base(const ResolveOptions& options, const std::string& source) {
   return kDefaultPortBase;
 }
 
+void check_port_room(int32_t base, int32_t ports, const std::string& source) {
+  if (base < 1 || static_cast<int64_t>(base) + ports - 1 > 65535) {
+    fail_invalid(source + ": port_base " + std::to_string(base) + " leaves no room for " + std::to_string(ports) +
+                 " ports below 65536");
+  }
+}
+
+std::string host_and_port(const std::string& host, int32_t port) {
+  const std::string shown = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return shown + ":" + std::to_string(port);
+}
+
+// DIST_HOSTS names either every rank's host, in rank order, or every node's
+// once, with the ranks in equal consecutive blocks per node (how mpirun and
+// torchrun place them by default). The i-th rank on a host listens at base + i.
+std::vector<std::string> addresses_on_hosts(const std::vector<std::string>& hosts, int32_t size, int32_t base,
+                                            const std::string& source) {
+  const auto entries = static_cast<int32_t>(hosts.size());
+  if (entries == 0 || (entries != size && size % entries != 0)) {
+    fail_invalid(source + ": DIST_HOSTS names " + std::to_string(entries) + " hosts; " + std::to_string(size) +
+                 " ranks need one host per rank or the same number of ranks on every host");
+  }
+  const int32_t per_host = size / entries;
+  std::map<std::string, int32_t> next_port_index;
+  std::vector<std::string> addresses;
+  for (int32_t r = 0; r < size; ++r) {
+    const std::string& host = hosts[static_cast<size_t>(entries == size ? r : r / per_host)];
+    const int32_t index = next_port_index[host]++;
+    check_port_room(base, index + 1, source);
+    addresses.push_back(host_and_port(host, base + index));
+  }
+  return addresses;
+}
+
 }  // namespace
 
 int32_t required_int(const Environment& env, const std::string& name, const std::string& source,
@@ -35,27 +73,28 @@ ResolvedCluster resolve_launcher_rank(const LauncherRank& launched, const Resolv
     fail_invalid(source + ": rank " + std::to_string(launched.rank) + " is out of range for " +
                  std::to_string(launched.size) + " ranks");
   }
-  if (!launched.local_size) {
-    fail(Status::kUnsupported, source + ": cannot tell whether the " + std::to_string(launched.size) +
-                                   " ranks share one host (" + launched.local_size_variable +
-                                   " is not set); set TF_CONFIG to give every task's address");
-  }
-  if (*launched.local_size != launched.size) {
-    fail(Status::kUnsupported,
-         source + ": the ranks span several hosts (" + launched.local_size_variable + "=" +
-             std::to_string(*launched.local_size) + " of " + std::to_string(launched.size) +
-             " ranks) and the other hosts' addresses are not in the environment; set TF_CONFIG or "
-             "launch with srun");
-  }
-  std::string host = options.env.get("MASTER_ADDR").value_or("127.0.0.1");
   int32_t base = port_base(options, source);
-  if (base < 1 || static_cast<int64_t>(base) + launched.size - 1 > 65535) {
-    fail_invalid(source + ": port_base " + std::to_string(base) + " leaves no room for " +
-                 std::to_string(launched.size) + " ports below 65536");
-  }
   std::vector<std::string> addresses;
-  std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  for (int32_t r = 0; r < launched.size; ++r) addresses.push_back(shown_host + ":" + std::to_string(base + r));
+  if (auto hosts = options.env.get("DIST_HOSTS")) {
+    addresses = addresses_on_hosts(expand_hostlist(*hosts, source + ": DIST_HOSTS"), launched.size, base, source);
+  } else {
+    if (!launched.local_size) {
+      fail(Status::kUnsupported, source + ": cannot tell whether the " + std::to_string(launched.size) +
+                                     " ranks share one host (" + launched.local_size_variable +
+                                     " is not set); set DIST_HOSTS to the job's hosts, or TF_CONFIG to give every "
+                                     "task's address");
+    }
+    if (*launched.local_size != launched.size) {
+      fail(Status::kUnsupported,
+           source + ": the ranks span several hosts (" + launched.local_size_variable + "=" +
+               std::to_string(*launched.local_size) + " of " + std::to_string(launched.size) +
+               " ranks) and the other hosts' addresses are not in the environment; set DIST_HOSTS to the job's "
+               "hosts (as the README shows), set TF_CONFIG, or launch with srun");
+    }
+    check_port_room(base, launched.size, source);
+    std::string host = options.env.get("MASTER_ADDR").value_or("127.0.0.1");
+    for (int32_t r = 0; r < launched.size; ++r) addresses.push_back(host_and_port(host, base + r));
+  }
 
   JobCounts jobs = normalize_jobs(options.jobs, launched.size, source);
   ResolvedCluster cluster;

@@ -35,6 +35,7 @@ Algorithm choose_algorithm(CollectiveKind kind, size_t bytes, int ranks, const A
                                                              : Algorithm::kBroadcastBinomial;
     case CollectiveKind::kAllGather:
     case CollectiveKind::kSplit:
+    case CollectiveKind::kCommSetup:
       return Algorithm::kAllGatherRing;
     case CollectiveKind::kReduceScatter:
       return Algorithm::kReduceScatterRing;

@@ -4,7 +4,12 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/numbers.h"
 #include "base/status.h"
+#include "collectives/algorithm_select.h"
+#include "collectives/channel_exchange.h"
+#include "collectives/shm/attach.h"
+#include "collectives/shm/run_shm.h"
 #include "transport/ucx_channel.h"
 
 namespace dist {
@@ -28,11 +33,15 @@ class SelfChannel : public Channel {
 AlgorithmOptions algorithms_from_environment() {
   AlgorithmOptions options;
   if (const char* forced = std::getenv("DIST_ALLREDUCE_ALGO"); forced != nullptr && *forced != '\0') {
-    if (!is_all_reduce_algorithm(forced)) {
+    if (!is_all_reduce_algorithm(forced) && !is_shm_algorithm(forced)) {
       fail_invalid(std::string("DIST_ALLREDUCE_ALGO: '") + forced +
-                   "' is not one of ring, rabenseifner, recursive_doubling");
+                   "' is not one of ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split");
     }
     options.all_reduce = forced;
+  }
+  // The pipeline chunk of the point-to-point algorithms, for tuning a transport.
+  if (const char* chunk = std::getenv("DIST_CHUNK_BYTES"); chunk != nullptr && *chunk != '\0') {
+    options.chunk_bytes = static_cast<size_t>(parse_integer(chunk, "DIST_CHUNK_BYTES", 4096, int64_t{1} << 30));
   }
   return options;
 }
@@ -45,7 +54,9 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
     if (members_[r] == context.rank()) rank_ = static_cast<int>(r);
   }
   if (rank_ < 0) fail(Status::kInternal, "communicator " + std::to_string(id) + " does not contain this process");
-  environment_all_reduce_ = algorithms_from_environment().all_reduce;
+  const AlgorithmOptions from_environment = algorithms_from_environment();
+  environment_all_reduce_ = from_environment.all_reduce;
+  algorithms_.chunk_bytes = from_environment.chunk_bytes;
   failure_ = context.register_comm(id_, members_);
   if (context.worker() == nullptr || members_.size() == 1) {
     channel_ = std::make_unique<SelfChannel>();
@@ -53,6 +64,18 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
     std::vector<std::string> names;
     for (int m : members_) names.push_back(context.name(m));
     channel_ = std::make_unique<UcxChannel>(*context.worker(), id_, members_, names, rank_, failure_);
+    try {
+      shm_ = attach_shared_memory(*channel_, next_seq_, std::chrono::steady_clock::now() + timeout_, names, failure_);
+    } catch (const Error&) {
+      // The communicator failed while being set up (a peer died, or a faster
+      // peer already failed a later call on it): it exists, failed, and every
+      // call reports why, as it would had the failure come a moment later.
+      if (!failure_->failed()) {
+        channel_.reset();
+        context_.unregister_comm(id_);
+        throw;
+      }
+    }
   }
 }
 
@@ -63,39 +86,67 @@ Communicator::~Communicator() {
   }
   queue_signal_.notify_all();
   if (worker_.joinable()) worker_.join();
+  shm_.reset();
   channel_.reset();
   context_.unregister_comm(id_);
 }
 
-void Communicator::execute(Operation& op) {
-  const CollectiveCall& call = op.call();
+const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const {
+  if (size() == 1) return "self";
+  const std::string& forced = algorithms_.all_reduce.empty() ? environment_all_reduce_ : algorithms_.all_reduce;
+  const bool forced_point_to_point = kind == CollectiveKind::kAllReduce && is_all_reduce_algorithm(forced);
+  if (shm_ != nullptr && !forced_point_to_point) return shm_algorithm_name(kind, bytes, forced);
+  AlgorithmOptions algorithms = algorithms_;
+  algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
+  return name(choose_algorithm(kind, bytes, size(), algorithms));
+}
+
+void Communicator::execute_call(const CollectiveCall& call) {
   const uint64_t seq = next_seq_++;
   try {
     failure_->check();
-    channel_->begin(call.signature, seq, std::chrono::steady_clock::now() + timeout_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    const std::string& forced = algorithms_.all_reduce.empty() ? environment_all_reduce_ : algorithms_.all_reduce;
+    // A forced point-to-point all-reduce bypasses the shared segment (to
+    // compare the two); a forced shared-memory one falls back where there is none.
+    const bool forced_point_to_point =
+        call.signature.kind == CollectiveKind::kAllReduce && is_all_reduce_algorithm(forced);
+    if (shm_ != nullptr && !forced_point_to_point) {
+      run_shm_collective(*shm_, call, seq, deadline, forced);
+      return;
+    }
     AlgorithmOptions algorithms = algorithms_;
-    if (algorithms.all_reduce.empty()) algorithms.all_reduce = environment_all_reduce_;
+    algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
+    channel_->begin(call.signature, seq, deadline);
     run_collective(*channel_, call, algorithms);
     channel_->end();
-    op.complete(Status::kOk, "");
   } catch (const Error& e) {
     // The first failure sticks to the communicator and reaches its members.
     failure_->set(e.status(), e.what());
     channel_->end();
-    op.complete(e.status(), e.what());
+    throw;
   } catch (const std::bad_alloc&) {
     failure_->set(Status::kNoMemory, "out of memory");
     channel_->end();
-    op.complete(Status::kNoMemory, "out of memory");
+    throw Error(Status::kNoMemory, "out of memory");
+  }
+}
+
+void Communicator::execute(Operation& op) {
+  try {
+    execute_call(op.call());
+    op.complete(Status::kOk, "");
+  } catch (const Error& e) {
+    op.complete(e.status(), e.what());
   }
 }
 
 void Communicator::run(const CollectiveCall& call) {
-  auto op = std::make_shared<Operation>(call);
   {
     std::unique_lock<std::mutex> lock(queue_mutex_);
     if (busy_ || !queue_.empty()) {
       // Earlier non-blocking calls go first; this one waits its turn.
+      auto op = std::make_shared<Operation>(call);
       queue_.push_back(op);
       queue_signal_.notify_all();
       lock.unlock();
@@ -105,13 +156,19 @@ void Communicator::run(const CollectiveCall& call) {
     }
     busy_ = true;
   }
-  execute(*op);
+  // The fast path: runs in the calling thread, allocates nothing.
+  std::exception_ptr failure;
+  try {
+    execute_call(call);
+  } catch (...) {
+    failure = std::current_exception();
+  }
   {
     std::lock_guard<std::mutex> guard(queue_mutex_);
     busy_ = false;
   }
   queue_signal_.notify_all();
-  if (op->status() != Status::kOk) throw Error(op->status(), op->message());
+  if (failure) std::rethrow_exception(failure);
 }
 
 std::shared_ptr<Operation> Communicator::submit(const CollectiveCall& call) {
@@ -142,29 +199,14 @@ void Communicator::worker_loop() {
 
 std::vector<int64_t> Communicator::exchange_split_keys(int32_t color, int32_t key) {
   // Each rank's (color, key, next free communicator id), gathered everywhere.
-  const int n = size();
-  std::vector<int64_t> all(static_cast<size_t>(3 * n));
-  int64_t mine[3] = {color, key, static_cast<int64_t>(context_.next_comm_id())};
-  std::memcpy(&all[static_cast<size_t>(3 * rank_)], mine, sizeof mine);
-  CallSignature signature;
-  signature.kind = CollectiveKind::kSplit;
-  signature.dtype = DType::I64;
-  signature.count = 3;
+  std::vector<int64_t> all(static_cast<size_t>(3 * size()));
+  const int64_t mine[3] = {color, key, static_cast<int64_t>(context_.next_comm_id())};
   failure_->check();
-  const uint64_t seq = next_seq_++;
   try {
-    channel_->begin(signature, seq, std::chrono::steady_clock::now() + timeout_);
-    std::vector<TransferId> transfers;
-    for (int peer = 0; peer < n; ++peer) {
-      if (peer == rank_) continue;
-      transfers.push_back(channel_->recv(peer, &all[static_cast<size_t>(3 * peer)], sizeof mine));
-      transfers.push_back(channel_->send(peer, mine, sizeof mine));
-    }
-    for (TransferId t : transfers) channel_->wait(t);
-    channel_->end();
+    exchange_with_all(*channel_, CollectiveKind::kSplit, next_seq_++, std::chrono::steady_clock::now() + timeout_,
+                      mine, sizeof mine, all.data());
   } catch (const Error& e) {
     failure_->set(e.status(), e.what());
-    channel_->end();
     throw;
   }
   return all;

@@ -1,5 +1,5 @@
 // A communicator: a group of context members with its own id, sequence of calls,
-// channel, deadline and failure state. Calls run strictly in call order: a
+// channel (and, on one host, shared-memory group), deadline and failure state. Calls run strictly in call order: a
 // blocking call on an idle communicator runs in the calling thread (no hand-off
 // on the fast path); otherwise calls queue for the communicator's own thread.
 #pragma once
@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,6 +17,7 @@
 #include "collectives/channel.h"
 #include "collectives/collective_call.h"
 #include "collectives/operation.h"
+#include "collectives/shm/group.h"
 #include "transport/context.h"
 
 namespace dist {
@@ -34,6 +36,13 @@ class Communicator {
 
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   void set_algorithms(const AlgorithmOptions& algorithms) { algorithms_ = algorithms; }
+  const AlgorithmOptions& algorithms() const { return algorithms_; }
+  // True when all ranks share one host and run collectives through a shared
+  // segment (collectives/shm/attach.h says when).
+  bool has_shared_memory() const { return shm_ != nullptr; }
+
+  // The algorithm a call of `kind` with `bytes` per rank runs (static string).
+  const char* algorithm_for(CollectiveKind kind, size_t bytes) const;
 
   // Runs the call (blocking); throws its failure.
   void run(const CollectiveCall& call);
@@ -44,6 +53,8 @@ class Communicator {
   std::unique_ptr<Communicator> split(int32_t color, int32_t key);
 
  private:
+  // Runs one call in this thread; throws its failure after recording it.
+  void execute_call(const CollectiveCall& call);
   void execute(Operation& op);
   void worker_loop();
   std::vector<int64_t> exchange_split_keys(int32_t color, int32_t key);
@@ -54,6 +65,7 @@ class Communicator {
   int rank_ = -1;
   std::shared_ptr<FailureFlag> failure_;
   std::unique_ptr<Channel> channel_;
+  std::unique_ptr<ShmGroup> shm_;  // null: every call goes through channel_
   std::chrono::milliseconds timeout_;
   AlgorithmOptions algorithms_;
   std::string environment_all_reduce_;  // DIST_ALLREDUCE_ALGO, used when AUTO

@@ -12,6 +12,7 @@ const char* name(CollectiveKind kind) {
     case CollectiveKind::kAllToAll: return "all_to_all";
     case CollectiveKind::kBarrier: return "barrier";
     case CollectiveKind::kSplit: return "comm_split";
+    case CollectiveKind::kCommSetup: return "comm_setup";
   }
   return "unknown collective";
 }

@@ -20,6 +20,7 @@ enum class CollectiveKind : int32_t {
   kAllToAll = 5,
   kBarrier = 6,
   kSplit = 7,  // dist_comm_split's exchange of (color, key)
+  kCommSetup = 8,  // a new communicator's exchange of how its ranks can reach each other
 };
 
 const char* name(CollectiveKind kind);

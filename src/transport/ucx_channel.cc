@@ -43,7 +43,7 @@ CallSignature signature_of(const UcxChannel::WireHeader& h) {
 
 // The peer's header fields are only printed after they are known to be in range.
 std::string describe_wire(const UcxChannel::WireHeader& h) {
-  if (h.kind < 0 || h.kind > static_cast<int32_t>(CollectiveKind::kSplit) || h.dtype < 0 || h.dtype > 9 ||
+  if (h.kind < 0 || h.kind > static_cast<int32_t>(CollectiveKind::kCommSetup) || h.dtype < 0 || h.dtype > 9 ||
       h.op < 0 || h.op > 4) {
     return "an unknown call";
   }

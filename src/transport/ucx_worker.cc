@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/status.h"
+#include "transport/ucx_tuning.h"
 
 namespace dist {
 
@@ -22,6 +23,7 @@ UcxWorker::UcxWorker() {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail_ucx("ucp_config_read", status);
+  apply_ucx_defaults(config);
   status = ucp_init(&params, config, &context_);
   ucp_config_release(config);
   if (status != UCS_OK) fail_ucx("ucp_init", status);

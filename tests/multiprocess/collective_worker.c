@@ -176,6 +176,15 @@ static void scenario_matrix(dist_context_t* context, int big) {
   int32_t rank = 0, n = 0;
   dist_comm_rank(world, &rank);
   dist_comm_size(world, &n);
+  /* The suite runs twice: on the shared-memory path (ranks on one host) and,
+   * with DIST_SHM=0, on the point-to-point path. Make sure it is the one meant. */
+  dist_comm_path_t path = -1;
+  CHECK(dist_comm_path(world, &path) == DIST_OK, "dist_comm_path: %s", dist_last_error());
+  const char* shm = getenv("DIST_SHM");
+  const dist_comm_path_t expected = n == 1 ? DIST_COMM_PATH_SELF
+                                    : shm != NULL && strcmp(shm, "0") == 0 ? DIST_COMM_PATH_POINT_TO_POINT
+                                                                           : DIST_COMM_PATH_SHARED_MEMORY;
+  if (getenv("UCX_TLS") == NULL) CHECK(path == expected, "path %d, expected %d", path, expected);
   uint64_t counts[] = {0, 1, 7, (uint64_t)(n > 1 ? n - 1 : 0), (uint64_t)n + 1, 65537};
   for (size_t d = 0; d < sizeof kDtypes / sizeof kDtypes[0]; ++d) {
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
@@ -366,9 +375,54 @@ static void scenario_abort(dist_context_t* context) {
   CHECK(strstr(dist_last_error(), "test abort") != NULL, "the reason travels: %s", dist_last_error());
 }
 
+/* The communicator took the expected path, and an all-reduce works on it. */
+static void scenario_path(dist_context_t* context, int expected) {
+  dist_comm_t* world = NULL;
+  dist_comm_world(context, &world);
+  int32_t n = 0, rank = 0;
+  dist_comm_size(world, &n);
+  dist_comm_rank(world, &rank);
+  dist_comm_path_t path = -1;
+  CHECK(dist_comm_path(world, &path) == DIST_OK, "dist_comm_path: %s", dist_last_error());
+  CHECK(path == expected, "path %d, expected %d", path, expected);
+  /* The algorithm each call would run follows the path, the size and forcing. */
+  const char* small = NULL;
+  const char* large = NULL;
+  const char* movement = NULL;
+  CHECK(dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 8, &small) == DIST_OK &&
+            dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 1 << 20, &large) == DIST_OK &&
+            dist_comm_algorithm(world, DIST_COLLECTIVE_BROADCAST, 1 << 20, &movement) == DIST_OK,
+        "dist_comm_algorithm: %s", dist_last_error());
+  if (path == DIST_COMM_PATH_SHARED_MEMORY) {
+    CHECK(strcmp(small, "shm_direct") == 0 && strcmp(large, "shm_split") == 0 && strcmp(movement, "shm") == 0,
+          "shared-memory algorithms: %s %s %s", small, large, movement);
+  } else {
+    CHECK(strcmp(small, "recursive_doubling") == 0 && strncmp(movement, "broadcast_", 10) == 0,
+          "point-to-point algorithms: %s %s", small, movement);
+  }
+  CHECK(dist_comm_algorithm(world, 99, 8, &small) == DIST_ERR_INVALID_ARGUMENT &&
+            strstr(dist_last_error(), "collective 99") != NULL,
+        "a bad collective is refused: %s", dist_last_error());
+  dist_comm_options_t options = DIST_COMM_OPTIONS_INIT;
+  options.field_mask = DIST_COMM_OPT_ALLREDUCE;
+  options.allreduce = DIST_ALLREDUCE_RING;
+  CHECK(dist_comm_configure(world, &options) == DIST_OK &&
+            dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 8, &small) == DIST_OK && strcmp(small, "ring") == 0,
+        "forced ring: %s", small);
+  options.allreduce = DIST_ALLREDUCE_SHARED_MEMORY;
+  const dist_status_t st = dist_comm_configure(world, &options);
+  if (path == DIST_COMM_PATH_SHARED_MEMORY) {
+    CHECK(st == DIST_OK, "forcing the shared-memory all-reduce: %s", dist_last_error());
+  } else {
+    CHECK(st == DIST_ERR_UNSUPPORTED && strstr(dist_last_error(), "shared memory") != NULL,
+          "forcing the shared-memory all-reduce without it: %s", dist_last_error());
+  }
+  check_reductions(world, rank, n, DIST_DTYPE_F64, DIST_OP_SUM, 100003, 0);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: collective_worker matrix|big|requests|split|mismatch HOW|kill RANK|abort|join\n");
+    fprintf(stderr, "usage: collective_worker matrix|big|requests|split|mismatch HOW|kill RANK|abort|path EXPECTED|join\n");
     return 2;
   }
   const char* scenario = argv[1];
@@ -381,6 +435,7 @@ int main(int argc, char** argv) {
   else if (strcmp(scenario, "mismatch") == 0 && argc > 2) scenario_mismatch(context, argv[2]);
   else if (strcmp(scenario, "kill") == 0 && argc > 2) scenario_kill(context, atoi(argv[2]));
   else if (strcmp(scenario, "abort") == 0) scenario_abort(context);
+  else if (strcmp(scenario, "path") == 0 && argc > 2) scenario_path(context, atoi(argv[2]));
   else if (strcmp(scenario, "join") != 0) {
     fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;

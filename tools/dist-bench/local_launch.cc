@@ -10,33 +10,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "port_reservation.h"
 
 namespace dist::bench {
 
 namespace {
-
-// Holds a loopback port open until the ranks are about to start.
-struct Reserved {
-  int fd;
-  int port;
-};
-
-Reserved reserve_port() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    fail(Status::kSystem, "dist-bench: cannot reserve a loopback port");
-  }
-  return Reserved{fd, ntohs(address.sin_port)};
-}
 
 std::string random_token() {
   unsigned char bytes[32];
@@ -55,12 +38,17 @@ std::string random_token() {
 }  // namespace
 
 int launch_local_ranks(int ranks, int argc, char** argv) {
-  std::vector<Reserved> ports;
-  for (int r = 0; r < ranks; ++r) ports.push_back(reserve_port());
   std::string workers;
-  for (int r = 0; r < ranks; ++r) workers += (r ? ",\"127.0.0.1:" : "\"127.0.0.1:") + std::to_string(ports[r].port) + "\"";
+  {
+    std::unique_ptr<tools::PortReservation> ports;
+    try {
+      ports = std::make_unique<tools::PortReservation>("127.0.0.1", static_cast<size_t>(ranks));
+    } catch (const tools::PortError& e) {
+      fail(Status::kSystem, std::string("dist-bench: ") + e.what());
+    }
+    for (int port : ports->ports()) workers += (workers.empty() ? "\"" : ",\"") + tools::format_address("127.0.0.1", port) + "\"";
+  }  // the ports are released here, right before the ranks start
   const std::string token = "DIST_CLUSTER_TOKEN=" + random_token();
-  for (const Reserved& p : ports) close(p.fd);
 
   std::vector<pid_t> pids;
   for (int r = 0; r < ranks; ++r) {

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,16 @@ int run_job(const Options& options) {
   SignalChannel signals;
 
   ClusterLayout layout(options);
-  PortReservation ports(options.host, layout.num_addressed_tasks());
+  std::unique_ptr<dist::tools::PortReservation> reserved;
+  try {
+    reserved = std::make_unique<dist::tools::PortReservation>(options.host, layout.num_addressed_tasks());
+  } catch (const dist::tools::PortError& e) {
+    throw LaunchError(e.unknown_host() ? kExitUsage : kExitSetup, std::string("--host: ") + e.what(),
+                      e.unknown_host());
+  }
+  dist::tools::PortReservation& ports = *reserved;
   std::vector<std::string> addresses;
-  for (int port : ports.ports()) addresses.push_back(format_address(options.host, port));
+  for (int port : ports.ports()) addresses.push_back(dist::tools::format_address(options.host, port));
   layout.assign_addresses(addresses);
 
   std::vector<Environment> environments;

@@ -1,0 +1,37 @@
+#include <algorithm>
+#include <cstring>
+
+#include "collectives/shm/algorithms.h"
+#include "collectives/shm/memory_copy.h"
+
+namespace dist {
+
+// A step's slot holds the same chunk of each block this rank sends, block b
+// (bound for rank b) in part b; rank r copies part r of every slot. In place,
+// a step reads and writes the same positions, read before anyone writes.
+void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype) {
+  const size_t element = size_of(dtype);
+  const int n = group.size();
+  const int me = group.rank();
+  const size_t per_step = group.slot_bytes() / element / static_cast<size_t>(n);
+  const size_t part_bytes = per_step * element;
+  auto* out = static_cast<unsigned char*>(recv);
+  const auto* in = static_cast<const unsigned char*>(send);
+  const size_t steps = shm_steps(count, per_step);
+  for (size_t step = 0; step < steps; ++step) {
+    const size_t first = step * per_step;
+    const size_t bytes = std::min(per_step, count - first) * element;
+    for (int b = 0; b < n && bytes > 0; ++b) {
+      copy_chunk(group.my_slot() + static_cast<size_t>(b) * part_bytes,
+                  in + (static_cast<size_t>(b) * count + first) * element, bytes);
+    }
+    group.arrive_and_wait();
+    for (int r = 0; r < n && bytes > 0; ++r) {
+      copy_chunk(out + (static_cast<size_t>(r) * count + first) * element,
+                  group.slot(r) + static_cast<size_t>(me) * part_bytes, bytes);
+    }
+    group.next_step();
+  }
+}
+
+}  // namespace dist

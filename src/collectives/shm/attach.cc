@@ -1,0 +1,148 @@
+#include "collectives/shm/attach.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "base/status.h"
+#include "collectives/channel_exchange.h"
+
+namespace dist {
+namespace {
+
+// Large enough to amortise a step's two cache-line handshakes, small enough
+// that a step's slots stay in the 1-2 MiB L2 of the cores that share them.
+constexpr size_t kDefaultSlotBytes = 256 * 1024;
+
+struct AttachRecord {
+  uint8_t wants = 0;
+  uint8_t created = 0;  // rank 0: the segment exists under `segment`
+  uint8_t reserved[6] = {};
+  char host[160] = {};
+  char segment[64] = {};
+};
+
+struct MappedRecord {
+  uint64_t mapped = 0;
+};
+
+std::string host_identity() {
+  char hostname[128] = {};
+  gethostname(hostname, sizeof hostname - 1);
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  return std::string(hostname) + "/" + boot_id;
+}
+
+std::string unique_segment_name() {
+  std::random_device random;
+  char name[64];
+  std::snprintf(name, sizeof name, "/libdistribute-%ld-%08x%08x", static_cast<long>(getpid()), random(), random());
+  return name;
+}
+
+// Shared-memory transports as UCX_TLS names them ("all", "sm", "shm", posix,
+// sysv, cma, knem, xpmem); a list starting with '^' excludes, so allows them.
+bool ucx_allows_shared_memory(const char* tls) {
+  if (tls == nullptr || *tls == '\0' || *tls == '^') return true;
+  std::string list(tls);
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string name = list.substr(start, end - start);
+    for (const char* allowed : {"all", "sm", "shm", "posix", "sysv", "cma", "knem", "xpmem"}) {
+      if (name == allowed) return true;
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool shared_memory_wanted() {
+  const char* setting = std::getenv("DIST_SHM");
+  if (setting != nullptr && std::strcmp(setting, "0") == 0) return false;
+  return ucx_allows_shared_memory(std::getenv("UCX_TLS"));
+}
+
+size_t shared_memory_slot_bytes() {
+  const char* setting = std::getenv("DIST_SHM_SLOT_BYTES");
+  if (setting == nullptr || *setting == '\0') return kDefaultSlotBytes;
+  char* end = nullptr;
+  const unsigned long long bytes = std::strtoull(setting, &end, 10);
+  if (*end != '\0' || bytes < 4096 || bytes > (64ull << 20) || bytes % 4096 != 0) {
+    fail_invalid(std::string("DIST_SHM_SLOT_BYTES: '") + setting +
+                 "' is not a multiple of 4096 between 4096 and 67108864");
+  }
+  return static_cast<size_t>(bytes);
+}
+
+std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_seq, Deadline deadline,
+                                               const std::vector<std::string>& names,
+                                               std::shared_ptr<FailureFlag> failure) {
+  const int n = channel.size();
+  const int me = channel.rank();
+  AttachRecord mine;
+  mine.wants = shared_memory_wanted() && n <= kShmMaxRanks ? 1 : 0;
+  std::snprintf(mine.host, sizeof mine.host, "%s", host_identity().c_str());
+  ShmSegment segment;
+  std::string name;
+  if (me == 0 && mine.wants) {
+    name = unique_segment_name();
+    try {
+      segment = ShmSegment::create(name, n, shared_memory_slot_bytes());
+      mine.created = 1;
+      std::snprintf(mine.segment, sizeof mine.segment, "%s", name.c_str());
+    } catch (const Error&) {
+      mine.wants = 0;  // e.g. /dev/shm is full: fall back, do not fail
+    }
+  }
+  std::vector<AttachRecord> all(static_cast<size_t>(n));
+  try {
+    exchange_with_all(channel, CollectiveKind::kCommSetup, next_seq++, deadline, &mine, sizeof mine, all.data());
+  } catch (...) {
+    if (mine.created) ShmSegment::unlink(name);
+    throw;
+  }
+  bool usable = all[0].created == 1;
+  for (const AttachRecord& record : all) {
+    usable = usable && record.wants == 1 && std::memcmp(record.host, all[0].host, sizeof record.host) == 0;
+  }
+  if (!usable) {
+    if (mine.created) ShmSegment::unlink(name);
+    return nullptr;
+  }
+  MappedRecord mapped;
+  if (me != 0) {
+    all[0].segment[sizeof all[0].segment - 1] = '\0';  // from the wire: terminate before use
+    try {
+      segment = ShmSegment::open(all[0].segment, n);
+      mapped.mapped = 1;
+    } catch (const Error&) {
+      mapped.mapped = 0;  // e.g. another user or another /dev/shm: fall back
+    }
+  } else {
+    mapped.mapped = 1;
+  }
+  std::vector<MappedRecord> confirmations(static_cast<size_t>(n));
+  try {
+    exchange_with_all(channel, CollectiveKind::kCommSetup, next_seq++, deadline, &mapped, sizeof mapped,
+                      confirmations.data());
+  } catch (...) {
+    if (me == 0) ShmSegment::unlink(name);
+    throw;
+  }
+  if (me == 0) ShmSegment::unlink(name);
+  for (const MappedRecord& record : confirmations) {
+    if (record.mapped != 1) return nullptr;
+  }
+  return std::make_unique<ShmGroup>(std::move(segment), me, names, std::move(failure));
+}
+
+}  // namespace dist

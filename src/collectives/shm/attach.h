@@ -1,0 +1,37 @@
+// Whether a new communicator's collectives go through shared memory, decided
+// together by its ranks at creation, and the group they then use.
+//
+// All ranks must agree, so each says what it can do in one exchange over the
+// communicator's channel: whether it wants the path (DIST_SHM is not "0", and
+// UCX_TLS, when set, allows shared memory, so that a run restricted to TCP
+// stays on TCP), its host (hostname and boot id) and, for rank 0, the name of
+// a segment it has just created. A second exchange confirms that every rank
+// mapped it. Anything short of all ranks on one host with the segment mapped
+// leaves the communicator on the point-to-point path.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/channel.h"
+#include "collectives/shm/group.h"
+#include "transport/failure_flag.h"
+
+namespace dist {
+
+// Uses two sequence numbers from `next_seq`. Returns null when the path is not
+// used; throws what the channel throws (a dead peer, a timeout).
+std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_seq, Deadline deadline,
+                                               const std::vector<std::string>& names,
+                                               std::shared_ptr<FailureFlag> failure);
+
+// This process's own wish, from DIST_SHM and UCX_TLS.
+bool shared_memory_wanted();
+
+// Bytes of one data slot: DIST_SHM_SLOT_BYTES, a multiple of 4096 between 4 KiB
+// and 64 MiB, or the default. Throws invalid-argument for another value.
+size_t shared_memory_slot_bytes();
+
+}  // namespace dist

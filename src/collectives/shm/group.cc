@@ -1,0 +1,114 @@
+#include "collectives/shm/group.h"
+
+#include <sched.h>
+
+#include <thread>
+
+#include "base/status.h"
+
+namespace dist {
+namespace {
+
+// Polls before the first yield: about a microsecond of spinning, enough for a
+// peer that is running on another core.
+constexpr unsigned kSpinPolls = 2000;
+// After this long a peer is probably computing, not communicating: poll less
+// often so that waiting costs little CPU.
+constexpr auto kSleepAfter = std::chrono::milliseconds(20);
+constexpr auto kSleepBetweenPolls = std::chrono::microseconds(50);
+
+CallSignature signature_of(const ShmCallRecord& record) {
+  CallSignature s;
+  s.kind = static_cast<CollectiveKind>(record.kind);
+  s.dtype = static_cast<DType>(record.dtype);
+  s.op = static_cast<ReduceOp>(record.op);
+  s.root = record.root;
+  s.count = record.count;
+  return s;
+}
+
+}  // namespace
+
+ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
+                   std::shared_ptr<FailureFlag> failure)
+    : segment_(std::move(segment)), rank_(rank), names_(std::move(names)), failure_(std::move(failure)) {}
+
+void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::steady_clock::time_point deadline) {
+  signature_ = signature;
+  seq_ = seq;
+  deadline_ = deadline;
+  call_first_step_ = step_;
+  ShmCallRecord& record = segment_.control(rank_).calls[step_ & 1];
+  record.first_step = step_;
+  record.seq = seq;
+  record.kind = static_cast<int32_t>(signature.kind);
+  record.dtype = static_cast<int32_t>(signature.dtype);
+  record.op = static_cast<int32_t>(signature.op);
+  record.root = signature.root;
+  record.count = signature.count;
+}
+
+void ShmGroup::arrive_and_wait() {
+  segment_.control(rank_).arrived.store(step_, std::memory_order_release);
+  wait_for_all(Counter::kArrived);
+}
+
+void ShmGroup::publish_reduced_and_wait() {
+  segment_.control(rank_).reduced.store(step_, std::memory_order_release);
+  wait_for_all(Counter::kReduced);
+}
+
+void ShmGroup::wait_for_all(Counter counter) {
+  const int n = size();
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == rank_) continue;
+    const ShmRankControl& control = segment_.control(peer);
+    const std::atomic<uint64_t>& published = counter == Counter::kArrived ? control.arrived : control.reduced;
+    unsigned polls = 0;
+    std::chrono::steady_clock::time_point waiting_since{};
+    while (published.load(std::memory_order_acquire) < step_) {
+      if (failure_->failed()) failure_->check();
+      ++polls;
+      if (polls < kSpinPolls) continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (polls == kSpinPolls) waiting_since = now;
+      if (now >= deadline_) timed_out(peer, counter == Counter::kArrived ? "to arrive" : "to reduce");
+      if (now - waiting_since > kSleepAfter) {
+        std::this_thread::sleep_for(kSleepBetweenPolls);
+      } else {
+        sched_yield();
+      }
+    }
+    if (counter == Counter::kArrived && step_ == call_first_step_) check_signature(peer);
+  }
+}
+
+void ShmGroup::check_signature(int peer) const {
+  const ShmCallRecord& theirs = segment_.control(peer).calls[step_ & 1];
+  const bool known = theirs.kind >= 0 && theirs.kind <= static_cast<int32_t>(CollectiveKind::kCommSetup) &&
+                     theirs.dtype >= 0 && theirs.dtype < kDTypeCount && theirs.op >= 0 && theirs.op < kReduceOpCount;
+  if (theirs.first_step == step_ && theirs.seq == seq_ && known && signature_of(theirs) == signature_) return;
+  // Messages are built only here, off the fast path.
+  const std::string& who = names_[static_cast<size_t>(peer)];
+  const std::string& me = names_[static_cast<size_t>(rank_)];
+  const std::string mine = describe(signature_) + " (call " + std::to_string(seq_) + ")";
+  const std::string message =
+      theirs.first_step != step_
+          ? who + " is inside another call at step " + std::to_string(step_) + " where " + me + " called " + mine
+          : who + " called " + (known ? describe(signature_of(theirs)) : std::string("an unknown call")) +
+                " (call " + std::to_string(theirs.seq) + ") but " + me + " called " + mine;
+  failure_->set(Status::kMismatch, message);
+  failure_->check();
+  throw Error(Status::kMismatch, message);
+}
+
+void ShmGroup::timed_out(int peer, const char* what) const {
+  const std::string message = names_[static_cast<size_t>(rank_)] + " timed out waiting for " +
+                              names_[static_cast<size_t>(peer)] + " " + what + " in " + describe(signature_) +
+                              " (call " + std::to_string(seq_) + ", shared memory)";
+  failure_->set(Status::kTimeout, message);
+  failure_->check();
+  throw Error(Status::kTimeout, message);
+}
+
+}  // namespace dist

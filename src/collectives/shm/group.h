@@ -1,0 +1,69 @@
+// ShmGroup: the step protocol of the shared-memory collectives.
+//
+// A collective call is a sequence of steps. In each step every rank writes its
+// contribution into its own data slot, then announces the step (arrive); once
+// every rank has arrived, each reads what it needs from the others' slots. The
+// slots alternate between steps, and a rank can only be one step ahead of the
+// slowest (it waits for everyone's arrival), so a slot is never overwritten
+// while a peer still reads it. The split all-reduce adds a second announcement
+// per step (publish_reduced) for its reduced slices.
+//
+// The first step of a call also publishes the call's signature; every rank
+// compares all the others' with its own, so ranks that disagree all fail with
+// kMismatch naming both sides. Waiting spins briefly (latency), then yields the
+// core (more ranks than cores), then sleeps between polls (a peer busy with
+// computation); it ends with kTimeout at the deadline, or with the
+// communicator's failure (a dead peer, an abort) as soon as it is recorded.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/shm/segment.h"
+#include "collectives/signature.h"
+#include "transport/failure_flag.h"
+
+namespace dist {
+
+class ShmGroup {
+ public:
+  ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names, std::shared_ptr<FailureFlag> failure);
+
+  int rank() const { return rank_; }
+  int size() const { return segment_.ranks(); }
+  size_t slot_bytes() const { return segment_.slot_bytes(); }
+
+  // Starts a call; its first step publishes the signature.
+  void begin(const CallSignature& signature, uint64_t seq, std::chrono::steady_clock::time_point deadline);
+
+  // This rank's slot, and any rank's, for the current step.
+  unsigned char* my_slot() const { return segment_.slot(rank_, static_cast<int>(step_ & 1)); }
+  const unsigned char* slot(int rank) const { return segment_.slot(rank, static_cast<int>(step_ & 1)); }
+
+  // Announces this rank's contribution to the current step and waits for all.
+  void arrive_and_wait();
+  // Split all-reduce: announces this rank's reduced slice and waits for all.
+  void publish_reduced_and_wait();
+  // Moves to the next step of the call.
+  void next_step() { ++step_; }
+
+ private:
+  enum class Counter { kArrived, kReduced };
+  void wait_for_all(Counter counter);
+  void check_signature(int peer) const;
+  [[noreturn]] void timed_out(int peer, const char* what) const;
+
+  ShmSegment segment_;
+  int rank_;
+  std::vector<std::string> names_;
+  std::shared_ptr<FailureFlag> failure_;
+  uint64_t step_ = 1;  // counters start at 0: "nothing published yet"
+  uint64_t call_first_step_ = 0;
+  CallSignature signature_;
+  uint64_t seq_ = 0;
+  std::chrono::steady_clock::time_point deadline_{};
+};
+
+}  // namespace dist

@@ -1,0 +1,71 @@
+#include "collectives/shm/run_shm.h"
+
+#include "base/status.h"
+#include "collectives/call_check.h"
+#include "collectives/shm/algorithms.h"
+
+namespace dist {
+namespace {
+
+// Up to this many bytes per rank, every rank combines the whole message
+// itself: one announcement per step instead of two, and the extra reads cost
+// less than the second handshake. Above it, the split moves less memory.
+constexpr size_t kDirectMaxBytes = 16 * 1024;
+
+bool use_direct(size_t bytes, const std::string& forced) {
+  if (forced == "shm_direct") return true;
+  if (forced == "shm_split") return false;
+  return bytes <= kDirectMaxBytes;
+}
+
+}  // namespace
+
+const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, const std::string& all_reduce) {
+  if (kind != CollectiveKind::kAllReduce) return "shm";
+  return use_direct(bytes, all_reduce) ? "shm_direct" : "shm_split";
+}
+
+bool is_shm_algorithm(const std::string& name) {
+  return name == "shm" || name == "shm_direct" || name == "shm_split";
+}
+
+void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t seq,
+                        std::chrono::steady_clock::time_point deadline, const std::string& all_reduce) {
+  const CallSignature& s = call.signature;
+  check_call(group.size(), group.rank(), call);
+  group.begin(s, seq, deadline);
+  const size_t count = static_cast<size_t>(s.count);
+  switch (s.kind) {
+    case CollectiveKind::kAllReduce:
+      if (use_direct(count * size_of(s.dtype), all_reduce)) {
+        shm_allreduce_direct(group, call.send, call.recv, count, s.dtype, s.op);
+      } else {
+        shm_allreduce_split(group, call.send, call.recv, count, s.dtype, s.op);
+      }
+      return;
+    case CollectiveKind::kReduce:
+      shm_reduce(group, call.send, call.recv, count, s.dtype, s.op, s.root);
+      return;
+    case CollectiveKind::kBroadcast:
+      shm_broadcast(group, call.recv, count, s.dtype, s.root);
+      return;
+    case CollectiveKind::kAllGather:
+      shm_allgather(group, call.send, call.recv, count, s.dtype);
+      return;
+    case CollectiveKind::kReduceScatter:
+      shm_reduce_scatter(group, call.send, call.recv, count, s.dtype, s.op);
+      return;
+    case CollectiveKind::kAllToAll:
+      shm_alltoall(group, call.send, call.recv, count, s.dtype);
+      return;
+    case CollectiveKind::kBarrier:
+      shm_barrier(group);
+      return;
+    case CollectiveKind::kSplit:
+    case CollectiveKind::kCommSetup:
+      break;
+  }
+  fail(Status::kInternal, std::string("run_shm_collective: ") + name(s.kind) + " does not run over shared memory");
+}
+
+}  // namespace dist

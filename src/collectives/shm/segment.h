@@ -1,0 +1,76 @@
+// A POSIX shared-memory segment that every rank of a communicator on one host
+// maps: a header, one control block per rank, and two data slots per rank.
+//
+// Rank 0 creates it under an unguessable name (mode 0600, memory reserved up
+// front so that a full /dev/shm is an error here, not a SIGBUS later); the
+// others open it by that name; rank 0 unlinks the name once all have mapped it,
+// so nothing is left behind even if every process is killed afterwards.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace dist {
+
+// Communicators with more ranks on one host use the point-to-point path.
+inline constexpr int kShmMaxRanks = 64;
+
+// What rank q publishes for rank r to read. Counters only grow; a step's data
+// and signature are written before its counter is stored (release), and read
+// after it is loaded (acquire).
+struct alignas(64) ShmCallRecord {
+  uint64_t first_step = 0;  // the step at which this call began
+  uint64_t seq = 0;
+  int32_t kind = 0;
+  int32_t dtype = 0;
+  int32_t op = 0;
+  int32_t root = 0;
+  uint64_t count = 0;
+};
+
+struct alignas(64) ShmRankControl {
+  std::atomic<uint64_t> arrived{0};  // last step whose contribution is in the slot
+  uint8_t pad0[56];
+  std::atomic<uint64_t> reduced{0};  // last step whose reduced slice is published
+  uint8_t pad1[56];
+  // The call of step s is in calls[s % 2]: a peer can be at most one step ahead.
+  ShmCallRecord calls[2];
+};
+
+class ShmSegment {
+ public:
+  // Rank 0: creates and initialises a segment for `ranks` ranks with data slots
+  // of `slot_bytes`. Throws kSystem (naming the call and errno) on failure.
+  static ShmSegment create(const std::string& name, int ranks, size_t slot_bytes);
+  // Other ranks: maps the segment rank 0 created, after checking its layout.
+  static ShmSegment open(const std::string& name, int ranks);
+  // Removes the name (mappings stay valid). Errors are ignored: best effort.
+  static void unlink(const std::string& name);
+
+  ShmSegment() = default;
+  ShmSegment(ShmSegment&& other) noexcept;
+  ShmSegment& operator=(ShmSegment&& other) noexcept;
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+  ~ShmSegment();
+
+  bool mapped() const { return base_ != nullptr; }
+  int ranks() const { return ranks_; }
+  size_t slot_bytes() const { return slot_bytes_; }
+  ShmRankControl& control(int rank) const;
+  // Data slot `which` (0 or 1) of `rank`.
+  unsigned char* slot(int rank, int which) const;
+
+ private:
+  ShmSegment(void* base, size_t bytes, int ranks, size_t slot_bytes)
+      : base_(base), bytes_(bytes), ranks_(ranks), slot_bytes_(slot_bytes) {}
+
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+  int ranks_ = 0;
+  size_t slot_bytes_ = 0;
+};
+
+}  // namespace dist
