@@ -147,6 +147,8 @@ _PROTOTYPES = {
     "dist_comm_rank": (status_t, [handle_p, _i32_out]),
     "dist_comm_size": (status_t, [handle_p, _i32_out]),
     "dist_comm_configure": (status_t, [handle_p, ctypes.POINTER(CommOptions)]),
+    "dist_comm_path": (status_t, [handle_p, _i32_out]),
+    "dist_comm_algorithm": (status_t, [handle_p, ctypes.c_int32, ctypes.c_uint64, _out_str]),
     "dist_all_reduce": (status_t, [handle_p, _buf, _buf, ctypes.c_int32, _out_handle]),
     "dist_reduce": (status_t, [handle_p, _buf, _buf, ctypes.c_int32, ctypes.c_int32, _out_handle]),
     "dist_broadcast": (status_t, [handle_p, _buf, ctypes.c_int32, _out_handle]),

@@ -12,7 +12,13 @@ from .errors import check, error_for
 
 OPS = {"sum": C.OP_SUM, "prod": C.OP_PROD, "min": C.OP_MIN, "max": C.OP_MAX, "mean": C.OP_MEAN}
 ALGORITHMS = {"auto": C.ALLREDUCE_AUTO, "ring": C.ALLREDUCE_RING, "rabenseifner": C.ALLREDUCE_RABENSEIFNER,
-              "recursive_doubling": C.ALLREDUCE_RECURSIVE_DOUBLING}
+              "recursive_doubling": C.ALLREDUCE_RECURSIVE_DOUBLING, "shared_memory": C.ALLREDUCE_SHARED_MEMORY}
+PATHS = {C.COMM_PATH_SELF: "self", C.COMM_PATH_POINT_TO_POINT: "point_to_point",
+         C.COMM_PATH_SHARED_MEMORY: "shared_memory"}
+COLLECTIVES = {"all_reduce": C.COLLECTIVE_ALL_REDUCE, "reduce": C.COLLECTIVE_REDUCE,
+               "broadcast": C.COLLECTIVE_BROADCAST, "all_gather": C.COLLECTIVE_ALL_GATHER,
+               "reduce_scatter": C.COLLECTIVE_REDUCE_SCATTER, "all_to_all": C.COLLECTIVE_ALL_TO_ALL,
+               "barrier": C.COLLECTIVE_BARRIER}
 
 
 def _op(op):
@@ -122,6 +128,23 @@ class Comm:
         out = ctypes.c_int32()
         check(lib.dist_comm_size(self._handle, ctypes.byref(out)))
         return out.value
+
+    @property
+    def path(self):
+        """How the collectives travel: "self" (one rank), "point_to_point" (UCX
+        messages) or "shared_memory" (one host, a shared segment)."""
+        out = ctypes.c_int32()
+        check(lib.dist_comm_path(self._handle, ctypes.byref(out)))
+        return PATHS[out.value]
+
+    def algorithm(self, collective, nbytes):
+        """The algorithm this communicator runs for `collective` (a name such as
+        "all_reduce", or a COLLECTIVE_* value) of `nbytes` bytes per rank, e.g.
+        "shm_direct" or "ring"."""
+        kind = COLLECTIVES[collective] if isinstance(collective, str) else int(collective)
+        out = ctypes.c_char_p()
+        check(lib.dist_comm_algorithm(self._handle, kind, nbytes, ctypes.byref(out)))
+        return out.value.decode()
 
     def split(self, color, key=0):
         """dist_comm_split (collective): None for a negative color."""

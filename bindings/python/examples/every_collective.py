@@ -39,6 +39,26 @@ def check(world):
     with world.all_reduce(np.ones(5, np.float16), "sum", wait=False) as request:
         expect("non-blocking all_reduce", request.wait(), np.full(5, n, np.float16))
     world.barrier()
+    failures += check_path(world)
+    return failures
+
+
+def check_path(world):
+    """Ranks launched on one host share memory: the path and the algorithms show it."""
+    failures = []
+    got = (world.path, world.algorithm("all_reduce", 8), world.algorithm("all_reduce", 1 << 20),
+           world.algorithm("broadcast", 8))
+    want = ("shared_memory", "shm_direct", "shm_split", "shm")
+    if got != want:
+        failures.append(f"path and algorithms: got {got}, want {want}")
+    world.configure(allreduce="ring")  # point to point, even on shared memory
+    ring = world.algorithm("all_reduce", 8)
+    summed = world.all_reduce(np.full(3, world.rank + 1, np.int64))
+    world.configure(allreduce="shared_memory")
+    forced = world.algorithm("all_reduce", 8)
+    n = world.size
+    if (ring, forced) != ("ring", "shm_direct") or not np.array_equal(summed, np.full(3, n * (n + 1) // 2)):
+        failures.append(f"configure: ring gave {ring} and {summed}, shared_memory gave {forced}")
     return failures
 
 

@@ -55,3 +55,22 @@ def test_configure(context):
     assert data.sum() == 64
     with pytest.raises(distribute.InvalidArgumentError):
         context.world.configure(allreduce=42)
+
+
+def test_path_and_algorithm_of_one_rank(context):
+    world = context.world
+    assert world.path == "self"
+    for name in distribute.comm.COLLECTIVES:
+        assert world.algorithm(name, 8) == "self"
+    assert world.algorithm(distribute.constants.COLLECTIVE_BARRIER, 0) == "self"
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        world.algorithm(7, 8)
+    assert caught.value.status == distribute.constants.ERR_INVALID_ARGUMENT
+    assert "collective 7 is not a DIST_COLLECTIVE_* value" in caught.value.message
+    assert caught.value.message == distribute.last_error()
+    with pytest.raises(KeyError):
+        world.algorithm("gather", 8)
+    # One rank shares no segment: the shared-memory all-reduce is refused.
+    with pytest.raises(distribute.UnsupportedError) as caught:
+        world.configure(allreduce="shared_memory")
+    assert "DIST_ALLREDUCE_SHARED_MEMORY" in caught.value.message
