@@ -119,11 +119,17 @@ pub struct dist_context_options_t {
 }
 
 // ---- Communicators ----------------------------------------------------------
+pub type dist_comm_path_t = i32;
+pub const DIST_COMM_PATH_SELF: dist_comm_path_t = 0;
+pub const DIST_COMM_PATH_POINT_TO_POINT: dist_comm_path_t = 1;
+pub const DIST_COMM_PATH_SHARED_MEMORY: dist_comm_path_t = 2;
+
 pub type dist_allreduce_algorithm_t = i32;
 pub const DIST_ALLREDUCE_AUTO: dist_allreduce_algorithm_t = 0;
 pub const DIST_ALLREDUCE_RING: dist_allreduce_algorithm_t = 1;
 pub const DIST_ALLREDUCE_RABENSEIFNER: dist_allreduce_algorithm_t = 2;
 pub const DIST_ALLREDUCE_RECURSIVE_DOUBLING: dist_allreduce_algorithm_t = 3;
+pub const DIST_ALLREDUCE_SHARED_MEMORY: dist_allreduce_algorithm_t = 4;
 
 pub const DIST_COMM_OPT_TIMEOUT_MS: u64 = 1 << 0;
 pub const DIST_COMM_OPT_ALLREDUCE: u64 = 1 << 1;
@@ -158,6 +164,15 @@ pub const DIST_OP_MEAN: dist_op_t = 4;
 
 pub type dist_memory_kind_t = i32;
 pub const DIST_MEMORY_HOST: dist_memory_kind_t = 0;
+
+pub type dist_collective_t = i32;
+pub const DIST_COLLECTIVE_ALL_REDUCE: dist_collective_t = 0;
+pub const DIST_COLLECTIVE_REDUCE: dist_collective_t = 1;
+pub const DIST_COLLECTIVE_BROADCAST: dist_collective_t = 2;
+pub const DIST_COLLECTIVE_ALL_GATHER: dist_collective_t = 3;
+pub const DIST_COLLECTIVE_REDUCE_SCATTER: dist_collective_t = 4;
+pub const DIST_COLLECTIVE_ALL_TO_ALL: dist_collective_t = 5;
+pub const DIST_COLLECTIVE_BARRIER: dist_collective_t = 6;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -238,6 +253,7 @@ extern "C" {
     pub fn dist_comm_destroy(comm: *mut dist_comm_t);
     pub fn dist_comm_rank(comm: *const dist_comm_t, rank: *mut i32) -> dist_status_t;
     pub fn dist_comm_size(comm: *const dist_comm_t, size: *mut i32) -> dist_status_t;
+    pub fn dist_comm_path(comm: *const dist_comm_t, path: *mut dist_comm_path_t) -> dist_status_t;
     pub fn dist_comm_configure(comm: *mut dist_comm_t, options: *const dist_comm_options_t) -> dist_status_t;
 
     pub fn dist_all_reduce(
@@ -276,6 +292,12 @@ extern "C" {
         request: *mut *mut dist_request_t,
     ) -> dist_status_t;
     pub fn dist_barrier(comm: *mut dist_comm_t, request: *mut *mut dist_request_t) -> dist_status_t;
+    pub fn dist_comm_algorithm(
+        comm: *const dist_comm_t,
+        collective: dist_collective_t,
+        bytes: u64,
+        name: *mut *const c_char,
+    ) -> dist_status_t;
 
     pub fn dist_request_test(request: *mut dist_request_t, done: *mut i32) -> dist_status_t;
     pub fn dist_request_wait(request: *mut dist_request_t, timeout_ms: i64) -> dist_status_t;

@@ -2,7 +2,7 @@
 //! against a reference this rank computes alone (run by tests/multiprocess.rs):
 //!
 //!     dist-run -n 3 -- bindings/rust/target/debug/examples/every_collective
-use distribute::{Cluster, Comm, Context, Op, F16};
+use distribute::{AllreduceAlgorithm, Cluster, Collective, Comm, CommOptions, CommPath, Context, Op, F16};
 
 fn check(world: &Comm<'_>) -> distribute::Result<Vec<String>> {
     let (r, n) = (world.rank()?, world.size()?);
@@ -56,7 +56,34 @@ fn check(world: &Comm<'_>) -> distribute::Result<Vec<String>> {
     let n_as_f16 = if n == 2 { 0x4000 } else { 0x4200 }; // 2.0, 3.0
     expect("non-blocking all_reduce", ones.iter().all(|h| h.0 == n_as_f16), format!("{ones:?}"));
     world.barrier()?;
+    check_path(world, &mut failures)?;
     Ok(failures)
+}
+
+/// Ranks launched on one host share memory: the path and the algorithms show it.
+fn check_path(world: &Comm<'_>, failures: &mut Vec<String>) -> distribute::Result<()> {
+    let got = (
+        world.path()?,
+        world.algorithm(Collective::AllReduce, 8)?,
+        world.algorithm(Collective::AllReduce, 1 << 20)?,
+        world.algorithm(Collective::Broadcast, 8)?,
+    );
+    let want = (CommPath::SharedMemory, "shm_direct", "shm_split", "shm");
+    if got != want {
+        failures.push(format!("path and algorithms: got {got:?}, want {want:?}"));
+    }
+    let force = |algorithm| world.configure(&CommOptions { allreduce: Some(algorithm), ..Default::default() });
+    force(AllreduceAlgorithm::Ring)?; // point to point, even on shared memory
+    let ring = world.algorithm(Collective::AllReduce, 8)?;
+    let mut summed = vec![world.rank()? as i64 + 1; 3];
+    world.all_reduce_in_place(&mut summed, Op::Sum)?;
+    force(AllreduceAlgorithm::SharedMemory)?;
+    let forced = world.algorithm(Collective::AllReduce, 8)?;
+    let n = world.size()? as i64;
+    if (ring, forced) != ("ring", "shm_direct") || summed != vec![n * (n + 1) / 2; 3] {
+        failures.push(format!("configure: ring gave {ring} and {summed:?}, shared_memory gave {forced}"));
+    }
+    Ok(())
 }
 
 fn main() {

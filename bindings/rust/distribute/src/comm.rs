@@ -22,6 +22,9 @@ pub enum AllreduceAlgorithm {
     Ring,
     Rabenseifner,
     RecursiveDoubling,
+    /// Through the segment the ranks share; needs [`CommPath::SharedMemory`]
+    /// (else `DIST_ERR_UNSUPPORTED`).
+    SharedMemory,
 }
 
 impl AllreduceAlgorithm {
@@ -31,6 +34,66 @@ impl AllreduceAlgorithm {
             AllreduceAlgorithm::Ring => sys::DIST_ALLREDUCE_RING,
             AllreduceAlgorithm::Rabenseifner => sys::DIST_ALLREDUCE_RABENSEIFNER,
             AllreduceAlgorithm::RecursiveDoubling => sys::DIST_ALLREDUCE_RECURSIVE_DOUBLING,
+            AllreduceAlgorithm::SharedMemory => sys::DIST_ALLREDUCE_SHARED_MEMORY,
+        }
+    }
+}
+
+/// How a communicator's collectives travel (dist_comm_path_t), decided by all its
+/// ranks when it is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommPath {
+    /// One rank: nothing travels (DIST_COMM_PATH_SELF).
+    SingleRank,
+    /// UCX messages between ranks.
+    PointToPoint,
+    /// A memory segment shared by all ranks, on one host.
+    SharedMemory,
+}
+
+impl CommPath {
+    pub fn from_raw(path: sys::dist_comm_path_t) -> Option<CommPath> {
+        match path {
+            sys::DIST_COMM_PATH_SELF => Some(CommPath::SingleRank),
+            sys::DIST_COMM_PATH_POINT_TO_POINT => Some(CommPath::PointToPoint),
+            sys::DIST_COMM_PATH_SHARED_MEMORY => Some(CommPath::SharedMemory),
+            _ => None,
+        }
+    }
+}
+
+/// One of the seven collectives (dist_collective_t), to ask which algorithm it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collective {
+    AllReduce,
+    Reduce,
+    Broadcast,
+    AllGather,
+    ReduceScatter,
+    AllToAll,
+    Barrier,
+}
+
+impl Collective {
+    pub const ALL: [Collective; 7] = [
+        Collective::AllReduce,
+        Collective::Reduce,
+        Collective::Broadcast,
+        Collective::AllGather,
+        Collective::ReduceScatter,
+        Collective::AllToAll,
+        Collective::Barrier,
+    ];
+
+    pub fn raw(self) -> sys::dist_collective_t {
+        match self {
+            Collective::AllReduce => sys::DIST_COLLECTIVE_ALL_REDUCE,
+            Collective::Reduce => sys::DIST_COLLECTIVE_REDUCE,
+            Collective::Broadcast => sys::DIST_COLLECTIVE_BROADCAST,
+            Collective::AllGather => sys::DIST_COLLECTIVE_ALL_GATHER,
+            Collective::ReduceScatter => sys::DIST_COLLECTIVE_REDUCE_SCATTER,
+            Collective::AllToAll => sys::DIST_COLLECTIVE_ALL_TO_ALL,
+            Collective::Barrier => sys::DIST_COLLECTIVE_BARRIER,
         }
     }
 }
@@ -112,6 +175,30 @@ impl<'ctx> Comm<'ctx> {
         // SAFETY: a live handle.
         check(unsafe { sys::dist_comm_size(self.raw, &mut size) })?;
         Ok(size)
+    }
+
+    /// How this communicator's collectives travel.
+    pub fn path(&self) -> Result<CommPath> {
+        let mut path = 0;
+        // SAFETY: a live handle and a valid output.
+        check(unsafe { sys::dist_comm_path(self.raw, &mut path) })?;
+        CommPath::from_raw(path).ok_or_else(|| Error::invalid(format!("unknown communicator path {path}")))
+    }
+
+    /// The algorithm this communicator runs for `collective` with `bytes` bytes per
+    /// rank: "shm_direct", "ring", "self", ... (see dist_comm_algorithm).
+    pub fn algorithm(&self, collective: Collective, bytes: u64) -> Result<&'static str> {
+        self.algorithm_raw(collective.raw(), bytes)
+    }
+
+    /// [`Comm::algorithm`] for a raw dist_collective_t (one read from elsewhere):
+    /// the library checks the value.
+    pub fn algorithm_raw(&self, collective: sys::dist_collective_t, bytes: u64) -> Result<&'static str> {
+        let mut name = ptr::null();
+        // SAFETY: a live handle and a valid output; the library checks `collective`.
+        check(unsafe { sys::dist_comm_algorithm(self.raw, collective, bytes, &mut name) })?;
+        // SAFETY: on success `name` is a static NUL-terminated ASCII string.
+        Ok(unsafe { std::ffi::CStr::from_ptr(name) }.to_str().unwrap_or(""))
     }
 
     /// dist_comm_split (collective over this communicator): members with the same

@@ -50,7 +50,7 @@ mod request;
 mod strings;
 
 pub use cluster::{resolver_name, Cluster, ClusterOptions, Resolver};
-pub use comm::{AllreduceAlgorithm, Comm, CommOptions};
+pub use comm::{AllreduceAlgorithm, Collective, Comm, CommOptions, CommPath};
 pub use context::{Context, ContextOptions};
 pub use dtype::{Element, Op, BF16, F16};
 pub use error::{status_string, Error, Result};

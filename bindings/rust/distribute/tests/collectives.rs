@@ -1,5 +1,5 @@
 mod common;
-use distribute::{sys, AllreduceAlgorithm, CommOptions, Op};
+use distribute::{sys, AllreduceAlgorithm, Collective, CommOptions, CommPath, Op};
 
 #[test]
 fn each_collective_on_one_rank() {
@@ -72,4 +72,21 @@ fn configure_then_reduce() {
     let mut data = vec![1f32; 64];
     world.all_reduce_in_place(&mut data, Op::Sum).unwrap();
     assert_eq!(data.iter().sum::<f32>(), 64.0);
+}
+
+#[test]
+fn path_and_algorithm_of_one_rank() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    assert_eq!(world.path().unwrap(), CommPath::SingleRank);
+    for collective in Collective::ALL {
+        assert_eq!(world.algorithm(collective, 1 << 20).unwrap(), "self", "{collective:?}");
+    }
+    let error = world.algorithm_raw(7, 8).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT);
+    assert!(error.message().contains("collective 7 is not a DIST_COLLECTIVE_* value"), "{error}");
+    // One rank shares no segment: the shared-memory all-reduce is refused.
+    let error = world.configure(&CommOptions { allreduce: Some(AllreduceAlgorithm::SharedMemory), ..Default::default() }).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_UNSUPPORTED);
+    assert!(error.message().contains("DIST_ALLREDUCE_SHARED_MEMORY"), "{error}");
 }
