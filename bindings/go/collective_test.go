@@ -98,6 +98,34 @@ func TestWrongArgumentsAreNamed(t *testing.T) {
 	}
 }
 
+func TestPathAndAlgorithmOfOneRank(t *testing.T) {
+	w := world(t)
+	if p, err := w.Path(); err != nil || p != PathSelf || p.String() != "self" {
+		t.Errorf("path: %v %v", p, err)
+	}
+	for kind := CollectiveAllReduce; kind <= CollectiveBarrier; kind++ {
+		if name, err := w.Algorithm(kind, 1<<20); err != nil || name != "self" {
+			t.Errorf("collective %d: %q %v", kind, name, err)
+		}
+	}
+	name, err := w.Algorithm(Collective(7), 8)
+	var e *Error
+	if !errors.As(err, &e) || e.Status != ErrInvalidArgument || name != "" ||
+		!strings.Contains(e.Message, "collective 7 is not a DIST_COLLECTIVE_* value") {
+		t.Errorf("bad collective: %q %v", name, err)
+	}
+	// One rank shares no segment: the shared-memory all-reduce is refused.
+	shm := AllreduceSharedMemory
+	if err := w.Configure(CommOptions{Allreduce: &shm}); !errors.Is(err, ErrUnsupported) ||
+		!strings.Contains(err.Error(), "DIST_ALLREDUCE_SHARED_MEMORY") {
+		t.Errorf("shared memory on one rank: %v", err)
+	}
+	if PathPointToPoint.String() != "point_to_point" || PathSharedMemory.String() != "shared_memory" ||
+		CommPath(9).String() != "" {
+		t.Error("CommPath names")
+	}
+}
+
 // distRun builds an example and runs it under dist-run, whose --timeout bounds the job.
 func distRun(t *testing.T, example string, ranks int) string {
 	t.Helper()

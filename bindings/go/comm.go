@@ -17,6 +17,9 @@ const (
 	AllreduceRing              AllreduceAlgorithm = C.DIST_ALLREDUCE_RING
 	AllreduceRabenseifner      AllreduceAlgorithm = C.DIST_ALLREDUCE_RABENSEIFNER
 	AllreduceRecursiveDoubling AllreduceAlgorithm = C.DIST_ALLREDUCE_RECURSIVE_DOUBLING
+	// AllreduceSharedMemory needs a communicator whose Path is PathSharedMemory
+	// (else ErrUnsupported).
+	AllreduceSharedMemory AllreduceAlgorithm = C.DIST_ALLREDUCE_SHARED_MEMORY
 )
 
 // CommOptions are dist_comm_options_t; nil fields keep the current defaults.

@@ -122,7 +122,59 @@ func check(world *distribute.Comm) ([]string, error) {
 	request.Close()
 	nAsHalf := map[int]distribute.F16{2: 0x4000, 3: 0x4200}[n] // 2.0, 3.0
 	expect("non-blocking all_reduce", halves, []distribute.F16{nAsHalf, nAsHalf, nAsHalf})
-	return failures, world.Barrier()
+	if err := world.Barrier(); err != nil {
+		return nil, err
+	}
+	return checkPath(world, failures)
+}
+
+// checkPath: ranks launched on one host share memory, and the path and the
+// algorithms show it.
+func checkPath(world *distribute.Comm, failures []string) ([]string, error) {
+	path, err := world.Path()
+	if err != nil {
+		return nil, err
+	}
+	algorithm := func(kind distribute.Collective, bytes uint64) string {
+		name, e := world.Algorithm(kind, bytes)
+		if e != nil && err == nil {
+			err = e
+		}
+		return name
+	}
+	got := []string{path.String(), algorithm(distribute.CollectiveAllReduce, 8),
+		algorithm(distribute.CollectiveAllReduce, 1<<20), algorithm(distribute.CollectiveBroadcast, 8)}
+	if err != nil {
+		return nil, err
+	}
+	if want := []string{"shared_memory", "shm_direct", "shm_split", "shm"}; !reflect.DeepEqual(got, want) {
+		failures = append(failures, fmt.Sprintf("path and algorithms: got %v, want %v", got, want))
+	}
+	force := func(a distribute.AllreduceAlgorithm) error {
+		return world.Configure(distribute.CommOptions{Allreduce: &a})
+	}
+	if err := force(distribute.AllreduceRing); err != nil { // point to point, even on shared memory
+		return nil, err
+	}
+	ring := algorithm(distribute.CollectiveAllReduce, 8)
+	r, _ := world.Rank()
+	n, _ := world.Size()
+	summed := []int64{int64(r + 1), int64(r + 1), int64(r + 1)}
+	if err := distribute.AllReduce(world, nil, summed, distribute.OpSum); err != nil {
+		return nil, err
+	}
+	if err := force(distribute.AllreduceSharedMemory); err != nil {
+		return nil, err
+	}
+	forced := algorithm(distribute.CollectiveAllReduce, 8)
+	if err != nil {
+		return nil, err
+	}
+	total := int64(n * (n + 1) / 2)
+	if ring != "ring" || forced != "shm_direct" || !reflect.DeepEqual(summed, []int64{total, total, total}) {
+		failures = append(failures, fmt.Sprintf("configure: ring gave %s and %v, shared_memory gave %s", ring, summed, forced))
+	}
+	return failures, nil
 }
 
 func main() {
