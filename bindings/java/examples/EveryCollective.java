@@ -2,6 +2,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.libdistribute.Cluster;
+import org.libdistribute.Collective;
 import org.libdistribute.Comm;
 import org.libdistribute.Context;
 import org.libdistribute.DType;
@@ -100,6 +101,23 @@ public final class EveryCollective {
     doubles.copyTo(halves);
     expect("non-blocking all_reduce", halves, new double[] {0.5 * n, 0.5 * n});
     world.barrier();
+    checkPath(world);
+  }
+
+  /** Ranks launched on one host share memory: the path and the algorithms show it. */
+  private void checkPath(Comm world) {
+    expect("path", world.path().name(), "SHARED_MEMORY");
+    expect("8-byte all_reduce", world.algorithm(Collective.ALL_REDUCE, 8), "shm_direct");
+    expect("1 MiB all_reduce", world.algorithm(Collective.ALL_REDUCE, 1 << 20), "shm_split");
+    expect("broadcast", world.algorithm(Collective.BROADCAST, 8), "shm");
+    world.configure(null, Comm.ALLREDUCE_RING); // point to point, even on shared memory
+    expect("configured ring", world.algorithm(Collective.ALL_REDUCE, 8), "ring");
+    int n = world.size();
+    long[] summed = {world.rank() + 1, world.rank() + 1};
+    world.allReduce(summed, Op.SUM);
+    expect("all_reduce over ring", summed, new long[] {n * (n + 1) / 2, n * (n + 1) / 2});
+    world.configure(null, Comm.ALLREDUCE_SHARED_MEMORY);
+    expect("configured shared memory", world.algorithm(Collective.ALL_REDUCE, 8), "shm_direct");
   }
 
   public static void main(String[] args) {

@@ -17,6 +17,8 @@ public final class Comm implements AutoCloseable {
   public static final int ALLREDUCE_RING = 1;
   public static final int ALLREDUCE_RABENSEIFNER = 2;
   public static final int ALLREDUCE_RECURSIVE_DOUBLING = 3;
+  /** Needs a communicator whose {@link #path()} is SHARED_MEMORY (else ERR_UNSUPPORTED). */
+  public static final int ALLREDUCE_SHARED_MEMORY = 4;
   static final long OPT_TIMEOUT_MS = 1L;
   static final long OPT_ALLREDUCE = 1L << 1;
 
@@ -55,6 +57,28 @@ public final class Comm implements AutoCloseable {
     IntByReference out = new IntByReference();
     DistException.check(DistLibrary.LIB.dist_comm_size(handle.get(), out));
     return out.getValue();
+  }
+
+  /** How this communicator's collectives travel. */
+  public CommPath path() {
+    IntByReference out = new IntByReference();
+    DistException.check(DistLibrary.LIB.dist_comm_path(handle.get(), out));
+    return CommPath.of(out.getValue());
+  }
+
+  /**
+   * The algorithm this communicator runs for one collective with {@code bytes} bytes per
+   * rank (unsigned): "shm_direct", "ring", "self", ... (see dist_comm_algorithm).
+   */
+  public String algorithm(Collective collective, long bytes) {
+    return algorithm(collective.value, bytes);
+  }
+
+  /** {@link #algorithm(Collective, long)} for a raw DIST_COLLECTIVE_* value, which the library checks. */
+  public String algorithm(int collective, long bytes) {
+    PointerByReference out = new PointerByReference();
+    DistException.check(DistLibrary.LIB.dist_comm_algorithm(handle.get(), collective, bytes, out));
+    return Strings.borrowed(out);
   }
 
   /** Collective: members with the same color form a communicator ranked by (key, rank); negative color: null. */

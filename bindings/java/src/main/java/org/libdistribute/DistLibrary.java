@@ -128,6 +128,8 @@ interface DistLibrary extends Library {
   int dist_comm_rank(Pointer comm, IntByReference rank);
   int dist_comm_size(Pointer comm, IntByReference size);
   int dist_comm_configure(Pointer comm, CommOptionsStruct options);
+  int dist_comm_path(Pointer comm, IntByReference path);
+  int dist_comm_algorithm(Pointer comm, int collective, long bytes, PointerByReference name);
 
   int dist_all_reduce(Pointer comm, BufferStruct send, BufferStruct recv, int op, PointerByReference request);
   int dist_reduce(Pointer comm, BufferStruct send, BufferStruct recv, int op, int root, PointerByReference request);

@@ -96,4 +96,29 @@ public class CollectivesTest {
       }
     }
   }
+
+  @Test
+  public void pathAndAlgorithmOfOneRank() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      assertEquals(CommPath.SELF, w.path());
+      for (Collective c : Collective.values()) {
+        assertEquals(c.name(), "self", w.algorithm(c, 1L << 20));
+      }
+      try {
+        w.algorithm(7, 8);
+        fail("collective 7");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+        assertTrue(e.detail(), e.detail().contains("collective 7 is not a DIST_COLLECTIVE_* value"));
+      }
+      try {
+        w.configure(null, Comm.ALLREDUCE_SHARED_MEMORY);
+        fail("shared memory on one rank"); // one rank shares no segment
+      } catch (DistException e) {
+        assertEquals(Status.ERR_UNSUPPORTED, e.status());
+        assertTrue(e.detail(), e.detail().contains("DIST_ALLREDUCE_SHARED_MEMORY"));
+      }
+    }
+  }
 }

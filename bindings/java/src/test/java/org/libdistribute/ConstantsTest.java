@@ -65,11 +65,20 @@ public class ConstantsTest {
     java.put("DIST_ALLREDUCE_RING", (long) Comm.ALLREDUCE_RING);
     java.put("DIST_ALLREDUCE_RABENSEIFNER", (long) Comm.ALLREDUCE_RABENSEIFNER);
     java.put("DIST_ALLREDUCE_RECURSIVE_DOUBLING", (long) Comm.ALLREDUCE_RECURSIVE_DOUBLING);
+    java.put("DIST_ALLREDUCE_SHARED_MEMORY", (long) Comm.ALLREDUCE_SHARED_MEMORY);
+    for (CommPath p : CommPath.values()) java.put("DIST_COMM_PATH_" + p.name(), (long) p.value);
+    for (Collective c : Collective.values()) java.put("DIST_COLLECTIVE_" + c.name(), (long) c.value);
     for (DType d : DType.values()) java.put("DIST_DTYPE_" + d.name(), (long) d.value);
     for (Op o : Op.values()) java.put("DIST_OP_" + o.name(), (long) o.value);
     assertTrue("header parse found " + h.size(), h.size() > 60);
     for (Map.Entry<String, Long> e : java.entrySet()) {
       assertEquals(e.getKey(), h.get(e.getKey()), e.getValue());
+    }
+    // Every value of the header's enumerations has its Java counterpart.
+    for (String name : h.keySet()) {
+      if (name.matches("DIST_(ERR|RESOLVER|ALLREDUCE|COMM_PATH|COLLECTIVE|DTYPE|OP)_\\w+")) {
+        assertTrue(name + " has no Java counterpart", java.containsKey(name));
+      }
     }
   }
 }
