@@ -70,7 +70,36 @@ function nranks(c::Comm)
     return Int(out[])
 end
 
-"`timeout_ms` and `allreduce` (:auto, :ring, :rabenseifner, :recursive_doubling) apply to later calls."
+"""
+    comm_path(c)
+
+How the collectives of `c` travel: `:self` (one rank), `:point_to_point` (UCX
+messages) or `:shared_memory` (a segment shared by all ranks, on one host).
+"""
+function comm_path(c::Comm)
+    out = Ref{Int32}(0)
+    check(ccall((:dist_comm_path, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), c.ptr, out))
+    haskey(COMM_PATHS, out[]) || throw(DistError(DIST_ERR_INVALID_ARGUMENT, "unknown communicator path $(out[])"))
+    return COMM_PATHS[out[]]
+end
+
+"""
+    algorithm(c, collective, bytes)
+
+The algorithm `c` runs for `collective` (`:all_reduce`, `:reduce`, `:broadcast`,
+`:all_gather`, `:reduce_scatter`, `:all_to_all`, `:barrier`, or a raw
+DIST_COLLECTIVE_* value, which the library checks) with `bytes` bytes per rank:
+"shm_direct", "ring", "self", ...
+"""
+function algorithm(c::Comm, collective::Union{Symbol,Integer}, bytes::Integer)
+    kind = collective isa Symbol ? COLLECTIVES[collective] : Int32(collective)
+    out = Ref{Ptr{UInt8}}(C_NULL)
+    check(ccall((:dist_comm_algorithm, libdistribute), Int32, (Ptr{Cvoid}, Int32, UInt64, Ptr{Ptr{UInt8}}),
+                c.ptr, kind, bytes, out))
+    return unsafe_string(out[])
+end
+
+"`timeout_ms` and `allreduce` (:auto, :ring, :rabenseifner, :recursive_doubling, :shared_memory) apply to later calls."
 function configure!(c::Comm; timeout_ms = nothing, allreduce = nothing)
     mask = UInt64(0)
     timeout_ms === nothing || (mask |= COMM_OPT_TIMEOUT_MS)

@@ -20,6 +20,20 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         for (op, name) in ((SUM, "SUM"), (PROD, "PROD"), (MIN, "MIN"), (MAX, "MAX"), (MEAN, "MEAN"))
             @test op.value == value("DIST_OP_$name")
         end
+        for (symbol, name) in ((:auto, "AUTO"), (:ring, "RING"), (:rabenseifner, "RABENSEIFNER"),
+                               (:recursive_doubling, "RECURSIVE_DOUBLING"), (:shared_memory, "SHARED_MEMORY"))
+            @test Distribute.ALLREDUCE_ALGORITHMS[symbol] == value("DIST_ALLREDUCE_$name")
+        end
+        for (v, symbol) in Distribute.COMM_PATHS
+            @test v == value("DIST_COMM_PATH_" * uppercase(String(symbol)))
+        end
+        for (symbol, v) in Distribute.COLLECTIVES
+            @test v == value("DIST_COLLECTIVE_" * uppercase(String(symbol)))
+        end
+        # Every value of these enumerations in the header has its Julia counterpart.
+        @test length(Distribute.ALLREDUCE_ALGORITHMS) == count(r"#define DIST_ALLREDUCE_\w+\s+-?\d", header)
+        @test length(Distribute.COMM_PATHS) == count(r"#define DIST_COMM_PATH_\w+\s+-?\d", header)
+        @test length(Distribute.COLLECTIVES) == count(r"#define DIST_COLLECTIVE_\w+\s+-?\d", header)
         @test sizeof(Distribute.DistBuffer) == 32
     end
 
@@ -121,6 +135,14 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         close(r)
         @test_throws DistError all_reduce!(w, zeros(Float32, 5), zeros(Float32, 4))
         configure!(w; timeout_ms = 5000, allreduce = :ring)
+        @test comm_path(w) == :self
+        @test all(algorithm(w, c, 1 << 20) == "self" for c in keys(Distribute.COLLECTIVES))
+        err = try algorithm(w, 7, 8); nothing catch e; e end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        @test occursin("collective 7 is not a DIST_COLLECTIVE_* value", err.message)
+        @test_throws KeyError algorithm(w, :gather, 8)
+        err = try configure!(w; allreduce = :shared_memory); nothing catch e; e end  # one rank shares no segment
+        @test err isa DistError && err.status == Distribute.DIST_ERR_UNSUPPORTED
         abort!(context, "test says stop")
         err = try barrier(w); nothing catch e; e end
         @test err isa DistError && err.status == Distribute.DIST_ERR_ABORTED
@@ -136,5 +158,6 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         output = read(cmd, String)
         @test occursin("rank 0 of 2", output) && occursin("rank 1 of 2", output)
         @test count("identical on all ranks, correct", output) == 2
+        @test count("path shared_memory; all_reduce of 8 B: shm_direct, of 1 MiB: shm_split", output) == 2
     end
 end
