@@ -1,0 +1,162 @@
+package distribute
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEachCollectiveOnOneRank(t *testing.T) {
+	w := world(t)
+	data := []float32{3, -1, 2.5}
+	check := func(name string, err error, got []float32) {
+		t.Helper()
+		if err != nil || !reflect.DeepEqual(got, data) {
+			t.Errorf("%s: %v %v", name, err, got)
+		}
+	}
+	out := make([]float32, 3)
+	check("all_reduce", AllReduce(w, data, out, OpMean), out)
+	out = make([]float32, 3)
+	check("reduce", Reduce(w, data, out, OpMin, 0), out)
+	b := append([]float32(nil), data...)
+	check("broadcast", Broadcast(w, b, 0), b)
+	out = make([]float32, 3)
+	check("all_gather", AllGather(w, data, out), out)
+	out = make([]float32, 3)
+	check("reduce_scatter", ReduceScatter(w, data, out, OpSum), out)
+	out = make([]float32, 3)
+	check("all_to_all", AllToAll(w, data, out), out)
+	in := append([]float32(nil), data...)
+	for _, err := range []error{ReduceScatter(w, nil, in, OpMax), AllToAll(w, nil, in), AllGather(w, nil, in),
+		Reduce(w, nil, in, OpSum, 0)} {
+		check("in place", err, in)
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	if r, s := must(w.Rank()), must(w.Size()); r != 0 || s != 1 {
+		t.Errorf("rank %d size %d", r, s)
+	}
+}
+
+func TestAsyncCollectives(t *testing.T) {
+	w := world(t)
+	out := make([]int64, 10)
+	send := []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	first := must(AllReduceAsync(w, send, out, OpSum))
+	bcast := []uint8{7, 7, 7}
+	second := must(BroadcastAsync(w, bcast, 0))
+	if err := first.Wait(-1); err != nil || !reflect.DeepEqual(out, send) {
+		t.Errorf("all_reduce: %v %v", err, out)
+	}
+	if err := second.Wait(-1); err != nil || !reflect.DeepEqual(bcast, []uint8{7, 7, 7}) {
+		t.Errorf("broadcast: %v", err)
+	}
+	for _, start := range []func() (*Request, error){
+		func() (*Request, error) { return ReduceAsync(w, []uint32{1}, make([]uint32, 1), OpSum, 0) },
+		func() (*Request, error) { return AllGatherAsync(w, []uint32{1}, make([]uint32, 1)) },
+		func() (*Request, error) { return ReduceScatterAsync(w, []uint32{1}, make([]uint32, 1), OpSum) },
+		func() (*Request, error) { return AllToAllAsync(w, []uint32{1}, make([]uint32, 1)) },
+		w.BarrierAsync,
+	} {
+		r := must(start())
+		if err := r.Wait(30 * time.Second); err != nil {
+			t.Error(err)
+		}
+		if done, err := r.Test(); !done || err != nil {
+			t.Errorf("test after wait: %v %v", done, err)
+		}
+		r.Close()
+	}
+	first.Close()
+	second.Close()
+}
+
+func TestWrongArgumentsAreNamed(t *testing.T) {
+	w := world(t)
+	err := AllReduce(w, make([]float32, 4), make([]float32, 5), OpSum)
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "count") {
+		t.Errorf("count mismatch: %v", err)
+	}
+	if err := Broadcast(w, []int32{1, 2}, 5); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("bad root: %v", err)
+	}
+	timeout, algo := 5*time.Second, AllreduceRing
+	if err := w.Configure(CommOptions{Timeout: &timeout, Allreduce: &algo}); err != nil {
+		t.Fatal(err)
+	}
+	bad := AllreduceAlgorithm(42)
+	if err := w.Configure(CommOptions{Allreduce: &bad}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("bad algorithm: %v", err)
+	}
+}
+
+func TestPathAndAlgorithmOfOneRank(t *testing.T) {
+	w := world(t)
+	if p, err := w.Path(); err != nil || p != PathSelf || p.String() != "self" {
+		t.Errorf("path: %v %v", p, err)
+	}
+	for kind := CollectiveAllReduce; kind <= CollectiveBarrier; kind++ {
+		if name, err := w.Algorithm(kind, 1<<20); err != nil || name != "self" {
+			t.Errorf("collective %d: %q %v", kind, name, err)
+		}
+	}
+	name, err := w.Algorithm(Collective(7), 8)
+	var e *Error
+	if !errors.As(err, &e) || e.Status != ErrInvalidArgument || name != "" ||
+		!strings.Contains(e.Message, "collective 7 is not a DIST_COLLECTIVE_* value") {
+		t.Errorf("bad collective: %q %v", name, err)
+	}
+	// One rank shares no segment: the shared-memory all-reduce is refused.
+	shm := AllreduceSharedMemory
+	if err := w.Configure(CommOptions{Allreduce: &shm}); !errors.Is(err, ErrUnsupported) ||
+		!strings.Contains(err.Error(), "DIST_ALLREDUCE_SHARED_MEMORY") {
+		t.Errorf("shared memory on one rank: %v", err)
+	}
+	if PathPointToPoint.String() != "point_to_point" || PathSharedMemory.String() != "shared_memory" ||
+		CommPath(9).String() != "" {
+		t.Error("CommPath names")
+	}
+}
+
+// distRun builds an example and runs it under dist-run, whose --timeout bounds the job.
+func distRun(t *testing.T, example string, ranks int) string {
+	t.Helper()
+	launcher := filepath.Join(buildDir(), "tools", "dist-run", "dist-run")
+	if _, err := os.Stat(launcher); err != nil {
+		t.Fatalf("%s is missing: build the project first", launcher)
+	}
+	program := filepath.Join(t.TempDir(), example)
+	if out, err := exec.Command("go", "build", "-o", program, "./examples/"+example).CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(launcher, "-n", fmt.Sprint(ranks), "--timeout", "120", "--", program).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// The example under dist-run with two ranks: both report identical, correct weights.
+func TestAllReduceExampleOnTwoRanks(t *testing.T) {
+	text := distRun(t, "allreduce", 2)
+	if !strings.Contains(text, "rank 0 of 2") || !strings.Contains(text, "rank 1 of 2") ||
+		strings.Count(text, "identical on all ranks, correct") != 2 {
+		t.Fatalf("unexpected output:\n%s", text)
+	}
+}
+
+func TestEveryCollectiveAcrossProcesses(t *testing.T) {
+	for _, ranks := range []int{2, 3} {
+		if text := distRun(t, "every_collective", ranks); strings.Count(text, "all collectives correct") != ranks {
+			t.Errorf("%d ranks:\n%s", ranks, text)
+		}
+	}
+}

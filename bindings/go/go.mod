@@ -1,0 +1,3 @@
+module distribute
+
+go 1.19

@@ -1,0 +1,61 @@
+package distribute
+
+// #include "dist.h"
+import "C"
+
+// CommPath says how a communicator's collectives travel; all its ranks decide
+// it together when it is created.
+type CommPath int32
+
+const (
+	PathSelf         CommPath = C.DIST_COMM_PATH_SELF           // one rank: nothing travels
+	PathPointToPoint CommPath = C.DIST_COMM_PATH_POINT_TO_POINT // UCX messages between ranks
+	PathSharedMemory CommPath = C.DIST_COMM_PATH_SHARED_MEMORY  // a segment shared by all ranks on one host
+)
+
+// String is "self", "point_to_point" or "shared_memory" ("" for another value).
+func (p CommPath) String() string {
+	switch p {
+	case PathSelf:
+		return "self"
+	case PathPointToPoint:
+		return "point_to_point"
+	case PathSharedMemory:
+		return "shared_memory"
+	}
+	return ""
+}
+
+// Collective names one of the seven collectives, to ask which algorithm it runs.
+type Collective int32
+
+const (
+	CollectiveAllReduce     Collective = C.DIST_COLLECTIVE_ALL_REDUCE
+	CollectiveReduce        Collective = C.DIST_COLLECTIVE_REDUCE
+	CollectiveBroadcast     Collective = C.DIST_COLLECTIVE_BROADCAST
+	CollectiveAllGather     Collective = C.DIST_COLLECTIVE_ALL_GATHER
+	CollectiveReduceScatter Collective = C.DIST_COLLECTIVE_REDUCE_SCATTER
+	CollectiveAllToAll      Collective = C.DIST_COLLECTIVE_ALL_TO_ALL
+	CollectiveBarrier       Collective = C.DIST_COLLECTIVE_BARRIER
+)
+
+// Path says how this communicator's collectives travel.
+func (c *Comm) Path() (CommPath, error) {
+	var p C.dist_comm_path_t
+	err := c.locked(func(h *C.dist_comm_t) C.dist_status_t { return C.dist_comm_path(h, &p) })
+	return CommPath(p), err
+}
+
+// Algorithm names the algorithm this communicator runs for one collective with
+// bytes bytes per rank: "shm_direct", "ring", "self", ... (see dist_comm_algorithm).
+// A value that is not a Collective gives ErrInvalidArgument.
+func (c *Comm) Algorithm(kind Collective, bytes uint64) (string, error) {
+	var name *C.char
+	err := c.locked(func(h *C.dist_comm_t) C.dist_status_t {
+		return C.dist_comm_algorithm(h, C.dist_collective_t(kind), C.uint64_t(bytes), &name)
+	})
+	if err != nil {
+		return "", err
+	}
+	return C.GoString(name), nil
+}

@@ -1,0 +1,24 @@
+package org.libdistribute;
+
+/** How a communicator's collectives travel (DIST_COMM_PATH_*), decided by all its ranks at creation. */
+public enum CommPath {
+  /** one rank: nothing travels */
+  SELF(0),
+  /** UCX messages between ranks */
+  POINT_TO_POINT(1),
+  /** a memory segment shared by all ranks, on one host */
+  SHARED_MEMORY(2);
+
+  public final int value;
+
+  CommPath(int value) {
+    this.value = value;
+  }
+
+  static CommPath of(int value) {
+    for (CommPath p : values()) {
+      if (p.value == value) return p;
+    }
+    throw new DistException(Status.ERR_INVALID_ARGUMENT, "unknown communicator path " + value);
+  }
+}

@@ -1,0 +1,124 @@
+package org.libdistribute;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+import static org.junit.Assert.fail;
+
+import java.time.Duration;
+import org.junit.Test;
+
+public class CollectivesTest {
+  private static float[] read(NativeBuffer b) {
+    float[] out = new float[(int) b.count()];
+    b.copyTo(out);
+    return out;
+  }
+
+  @Test
+  public void eachCollectiveOnOneRank() {
+    float[] data = {3f, -1f, 2.5f};
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      assertEquals(0, context.rank());
+      assertEquals(1, context.size());
+      Comm w = context.world();
+      NativeBuffer in = NativeBuffer.copyOf(data);
+      NativeBuffer out = NativeBuffer.allocate(DType.F32, 3);
+      w.allReduce(in, out, Op.MEAN);
+      assertArrayEquals(data, read(out), 0f);
+      out = NativeBuffer.allocate(DType.F32, 3);
+      w.reduce(in, out, Op.MIN, 0);
+      assertArrayEquals(data, read(out), 0f);
+      out = NativeBuffer.allocate(DType.F32, 3);
+      w.allGather(in, out);
+      assertArrayEquals(data, read(out), 0f);
+      out = NativeBuffer.allocate(DType.F32, 3);
+      w.reduceScatter(in, out, Op.SUM);
+      assertArrayEquals(data, read(out), 0f);
+      out = NativeBuffer.allocate(DType.F32, 3);
+      w.allToAll(in, out);
+      assertArrayEquals(data, read(out), 0f);
+      w.reduceScatter(null, in, Op.MAX);
+      w.allToAll(null, in);
+      w.allGather(null, in);
+      w.broadcast(in, 0);
+      assertArrayEquals(data, read(in), 0f);
+      float[] array = data.clone();
+      w.broadcast(array, 0);
+      assertArrayEquals(data, array, 0f);
+      w.barrier();
+    }
+  }
+
+  @Test
+  public void asyncCollectives() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      NativeBuffer ints = NativeBuffer.copyOf(new int[] {1, 2, 3});
+      Request[] requests = {
+        w.allReduceAsync(null, ints, Op.SUM), w.reduceAsync(null, ints, Op.SUM, 0), w.broadcastAsync(ints, 0),
+        w.allGatherAsync(null, ints), w.reduceScatterAsync(null, ints, Op.SUM), w.allToAllAsync(null, ints),
+        w.barrierAsync()};
+      for (Request r : requests) {
+        assertTrue(r.await(Duration.ofSeconds(30)));
+        r.await();
+        r.close();
+      }
+      int[] back = new int[3];
+      ints.copyTo(back);
+      assertArrayEquals(new int[] {1, 2, 3}, back);
+    }
+  }
+
+  @Test
+  public void wrongArgumentsAreNamed() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      try {
+        w.allReduce(NativeBuffer.allocate(DType.F32, 4), NativeBuffer.allocate(DType.F32, 5), Op.SUM);
+        fail("mismatched counts");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+        assertTrue(e.detail(), e.detail().contains("count"));
+      }
+      try {
+        w.broadcast(NativeBuffer.allocate(DType.I32, 2), 5);
+        fail("root 5 of 1 rank");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+      }
+      w.configure(Duration.ofSeconds(5), Comm.ALLREDUCE_RING);
+      try {
+        w.configure(null, 42);
+        fail("algorithm 42");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+      }
+    }
+  }
+
+  @Test
+  public void pathAndAlgorithmOfOneRank() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      assertEquals(CommPath.SELF, w.path());
+      for (Collective c : Collective.values()) {
+        assertEquals(c.name(), "self", w.algorithm(c, 1L << 20));
+      }
+      try {
+        w.algorithm(7, 8);
+        fail("collective 7");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+        assertTrue(e.detail(), e.detail().contains("collective 7 is not a DIST_COLLECTIVE_* value"));
+      }
+      try {
+        w.configure(null, Comm.ALLREDUCE_SHARED_MEMORY);
+        fail("shared memory on one rank"); // one rank shares no segment
+      } catch (DistException e) {
+        assertEquals(Status.ERR_UNSUPPORTED, e.status());
+        assertTrue(e.detail(), e.detail().contains("DIST_ALLREDUCE_SHARED_MEMORY"));
+      }
+    }
+  }
+}

@@ -1,0 +1,84 @@
+package org.libdistribute;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import java.nio.file.Files;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.Test;
+
+/** Every Java constant that mirrors a #define has the header's value. */
+public class ConstantsTest {
+  private static Map<String, Long> header() throws Exception {
+    String text = Files.readString(Fixtures.repo().resolve("include/c_api.h"));
+    Matcher m = Pattern.compile("(?m)^#define\\s+(DIST_\\w+)\\s+\\(?(-?\\d+)(?:ull|u)?(?:\\s*<<\\s*(\\d+)\\))?").matcher(text);
+    Map<String, Long> values = new HashMap<>();
+    while (m.find()) {
+      long v = Long.parseLong(m.group(2));
+      values.put(m.group(1), m.group(3) == null ? v : v << Integer.parseInt(m.group(3)));
+    }
+    return values;
+  }
+
+  @Test
+  public void everyMirroredConstantMatches() throws Exception {
+    Map<String, Long> h = header();
+    Map<String, Long> java = new HashMap<>();
+    java.put("DIST_OK", (long) Status.OK);
+    java.put("DIST_ERR_INVALID_ARGUMENT", (long) Status.ERR_INVALID_ARGUMENT);
+    java.put("DIST_ERR_UNSUPPORTED", (long) Status.ERR_UNSUPPORTED);
+    java.put("DIST_ERR_NO_MEMORY", (long) Status.ERR_NO_MEMORY);
+    java.put("DIST_ERR_SYSTEM", (long) Status.ERR_SYSTEM);
+    java.put("DIST_ERR_PEER_FAILED", (long) Status.ERR_PEER_FAILED);
+    java.put("DIST_ERR_TIMEOUT", (long) Status.ERR_TIMEOUT);
+    java.put("DIST_ERR_MISMATCH", (long) Status.ERR_MISMATCH);
+    java.put("DIST_ERR_AUTH", (long) Status.ERR_AUTH);
+    java.put("DIST_ERR_UNAVAILABLE", (long) Status.ERR_UNAVAILABLE);
+    java.put("DIST_ERR_ABORTED", (long) Status.ERR_ABORTED);
+    java.put("DIST_ERR_INTERNAL", (long) Status.ERR_INTERNAL);
+    java.put("DIST_FEATURE_UCX", (long) Distribute.FEATURE_UCX);
+    java.put("DIST_FEATURE_CUDA", (long) Distribute.FEATURE_CUDA);
+    java.put("DIST_FEATURE_NCCL", (long) Distribute.FEATURE_NCCL);
+    java.put("DIST_FEATURE_HWLOC", (long) Distribute.FEATURE_HWLOC);
+    String[] resolvers = {"AUTO", "TF_CONFIG", "SIMPLE", "SLURM", "MPI", "TORCHRUN", "UNION"};
+    int[] resolverValues = {Resolver.AUTO, Resolver.TF_CONFIG, Resolver.SIMPLE, Resolver.SLURM, Resolver.MPI,
+        Resolver.TORCHRUN, Resolver.UNION};
+    for (int i = 0; i < resolvers.length; i++) java.put("DIST_RESOLVER_" + resolvers[i], (long) resolverValues[i]);
+    String[] opts = {"RESOLVER", "TASK_TYPE", "TASK_ID", "RPC_LAYER", "ENVIRONMENT", "CLUSTER_SPEC", "MASTER", "JOBS",
+        "PORT_BASE", "TASKS_PER_NODE", "GPUS_PER_NODE", "GPUS_PER_TASK", "AUTO_SET_GPU", "MEMBERS", "ENV", "NUM_GPUS"};
+    long[] optValues = {ClusterOptions.RESOLVER, ClusterOptions.TASK_TYPE, ClusterOptions.TASK_ID,
+        ClusterOptions.RPC_LAYER, ClusterOptions.ENVIRONMENT, ClusterOptions.CLUSTER_SPEC, ClusterOptions.MASTER,
+        ClusterOptions.JOBS, ClusterOptions.PORT_BASE, ClusterOptions.TASKS_PER_NODE, ClusterOptions.GPUS_PER_NODE,
+        ClusterOptions.GPUS_PER_TASK, ClusterOptions.AUTO_SET_GPU, ClusterOptions.MEMBERS, ClusterOptions.ENV,
+        ClusterOptions.NUM_GPUS};
+    for (int i = 0; i < opts.length; i++) java.put("DIST_CLUSTER_OPT_" + opts[i], optValues[i]);
+    java.put("DIST_CONTEXT_OPT_TOKEN", Context.OPT_TOKEN);
+    java.put("DIST_CONTEXT_OPT_TOKEN_FILE", Context.OPT_TOKEN_FILE);
+    java.put("DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS", Context.OPT_CONNECT_TIMEOUT_MS);
+    java.put("DIST_CONTEXT_OPT_TIMEOUT_MS", Context.OPT_TIMEOUT_MS);
+    java.put("DIST_COMM_OPT_TIMEOUT_MS", Comm.OPT_TIMEOUT_MS);
+    java.put("DIST_COMM_OPT_ALLREDUCE", Comm.OPT_ALLREDUCE);
+    java.put("DIST_ALLREDUCE_AUTO", (long) Comm.ALLREDUCE_AUTO);
+    java.put("DIST_ALLREDUCE_RING", (long) Comm.ALLREDUCE_RING);
+    java.put("DIST_ALLREDUCE_RABENSEIFNER", (long) Comm.ALLREDUCE_RABENSEIFNER);
+    java.put("DIST_ALLREDUCE_RECURSIVE_DOUBLING", (long) Comm.ALLREDUCE_RECURSIVE_DOUBLING);
+    java.put("DIST_ALLREDUCE_SHARED_MEMORY", (long) Comm.ALLREDUCE_SHARED_MEMORY);
+    for (CommPath p : CommPath.values()) java.put("DIST_COMM_PATH_" + p.name(), (long) p.value);
+    for (Collective c : Collective.values()) java.put("DIST_COLLECTIVE_" + c.name(), (long) c.value);
+    for (DType d : DType.values()) java.put("DIST_DTYPE_" + d.name(), (long) d.value);
+    for (Op o : Op.values()) java.put("DIST_OP_" + o.name(), (long) o.value);
+    assertTrue("header parse found " + h.size(), h.size() > 60);
+    for (Map.Entry<String, Long> e : java.entrySet()) {
+      assertEquals(e.getKey(), h.get(e.getKey()), e.getValue());
+    }
+    // Every value of the header's enumerations has its Java counterpart.
+    for (String name : h.keySet()) {
+      if (name.matches("DIST_(ERR|RESOLVER|ALLREDUCE|COMM_PATH|COLLECTIVE|DTYPE|OP)_\\w+")) {
+        assertTrue(name + " has no Java counterpart", java.containsKey(name));
+      }
+    }
+  }
+}

@@ -1,0 +1,51 @@
+"""
+    Distribute
+
+libdistribute from Julia: clusters (TensorFlow's cluster resolvers), contexts that
+join them, communicators and collectives over `Array`s, through the library's
+stable C ABI (`ccall`; no compiled code).
+
+```julia
+using Distribute
+cluster = resolve_cluster()              # TF_CONFIG, Slurm, MPI or torchrun
+context = Context(cluster)               # waits for every member
+g = ones(Float32, 1024)
+all_reduce!(world(context), g; op=MEAN)
+close(context); close(cluster)
+```
+"""
+module Distribute
+
+import Libdl
+
+export DistError, Cluster, Context, Comm, Request, BF16
+export resolve_cluster, cluster_from_json, task_type, task_id, rpc_layer, environment, jobs, num_tasks,
+       task_indices, task_address, master, num_accelerators, cuda_visible_devices, to_json, resolver,
+       resolver_name
+export world, split_comm, rank, nranks, configure!, abort!, comm_path, algorithm
+export all_reduce!, reduce!, bcast!, all_gather!, reduce_scatter!, all_to_all!, barrier, test, wait_for
+export version, version_string, build_features, build_info, status_string
+export SUM, PROD, MIN, MAX, MEAN
+
+"""
+Where libdistribute is: `DIST_LIBRARY` (the .so itself), else `DIST_BUILD_DIR` or the
+`build/` directory of this checkout, else an installed `libdistribute.so.0`. Fixed
+when the package is (pre)compiled.
+"""
+const libdistribute = let
+    explicit = get(ENV, "DIST_LIBRARY", "")
+    build = get(ENV, "DIST_BUILD_DIR", joinpath(@__DIR__, "..", "..", "..", "..", "build"))
+    in_build = joinpath(build, "src", "libdistribute.so")
+    !isempty(explicit) ? explicit : isfile(in_build) ? abspath(in_build) : "libdistribute.so.0"
+end
+
+include("constants.jl")
+include("errors.jl")
+include("version.jl")
+include("dtypes.jl")
+include("cluster.jl")
+include("context.jl")
+include("comm.jl")
+include("collectives.jl")
+
+end # module

@@ -1,0 +1,160 @@
+"dist_comm_options_t."
+struct CommOptionsC
+    field_mask::UInt64
+    timeout_ms::Int64
+    allreduce::Int32
+end
+
+"""
+    Comm
+
+A communicator. Make its calls from one task at a time, in the same order on
+every member; different communicators may be used concurrently. `close` destroys
+a split communicator (after waiting for its requests); the world is the context's.
+"""
+mutable struct Comm
+    ptr::Ptr{Cvoid}
+    context::Context        # the context outlives its communicators
+    owned::Bool
+    requests::Vector{Any}   # Requests to finish before the communicator goes
+    function Comm(ptr::Ptr{Cvoid}, context::Context, owned::Bool)
+        comm = new(ptr, context, owned, Any[])
+        finalizer(close, comm)
+        return comm
+    end
+end
+
+function Base.close(c::Comm)
+    c.ptr == C_NULL && return nothing
+    for request in c.requests
+        close(request)
+    end
+    empty!(c.requests)
+    c.owned && ccall((:dist_comm_destroy, libdistribute), Cvoid, (Ptr{Cvoid},), c.ptr)
+    c.ptr = C_NULL
+    return nothing
+end
+
+"The communicator of all members, owned by the context."
+function world(context::Context)
+    lock(context.lock) do
+        if context.world === nothing || context.world.ptr == C_NULL
+            out = Ref{Ptr{Cvoid}}(C_NULL)
+            check(ccall((:dist_comm_world, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}), context.ptr, out))
+            context.world = Comm(out[], context, false)
+        end
+        return context.world
+    end
+end
+
+"Collective: members with the same color form a communicator ranked by (key, rank); a negative color gives `nothing`."
+function split_comm(c::Comm, color::Integer, key::Integer = 0)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:dist_comm_split, libdistribute), Int32, (Ptr{Cvoid}, Int32, Int32, Ptr{Ptr{Cvoid}}),
+                c.ptr, color, key, out))
+    out[] == C_NULL && return nothing
+    child = Comm(out[], c.context, true)
+    lock(() -> push!(c.context.children, child), c.context.lock)
+    return child
+end
+
+function rank(c::Comm)
+    out = Ref{Int32}(0)
+    check(ccall((:dist_comm_rank, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), c.ptr, out))
+    return Int(out[])
+end
+
+function nranks(c::Comm)
+    out = Ref{Int32}(0)
+    check(ccall((:dist_comm_size, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), c.ptr, out))
+    return Int(out[])
+end
+
+"""
+    comm_path(c)
+
+How the collectives of `c` travel: `:self` (one rank), `:point_to_point` (UCX
+messages) or `:shared_memory` (a segment shared by all ranks, on one host).
+"""
+function comm_path(c::Comm)
+    out = Ref{Int32}(0)
+    check(ccall((:dist_comm_path, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), c.ptr, out))
+    haskey(COMM_PATHS, out[]) || throw(DistError(DIST_ERR_INVALID_ARGUMENT, "unknown communicator path $(out[])"))
+    return COMM_PATHS[out[]]
+end
+
+"""
+    algorithm(c, collective, bytes)
+
+The algorithm `c` runs for `collective` (`:all_reduce`, `:reduce`, `:broadcast`,
+`:all_gather`, `:reduce_scatter`, `:all_to_all`, `:barrier`, or a raw
+DIST_COLLECTIVE_* value, which the library checks) with `bytes` bytes per rank:
+"shm_direct", "ring", "self", ...
+"""
+function algorithm(c::Comm, collective::Union{Symbol,Integer}, bytes::Integer)
+    kind = collective isa Symbol ? COLLECTIVES[collective] : Int32(collective)
+    out = Ref{Ptr{UInt8}}(C_NULL)
+    check(ccall((:dist_comm_algorithm, libdistribute), Int32, (Ptr{Cvoid}, Int32, UInt64, Ptr{Ptr{UInt8}}),
+                c.ptr, kind, bytes, out))
+    return unsafe_string(out[])
+end
+
+"`timeout_ms` and `allreduce` (:auto, :ring, :rabenseifner, :recursive_doubling, :shared_memory) apply to later calls."
+function configure!(c::Comm; timeout_ms = nothing, allreduce = nothing)
+    mask = UInt64(0)
+    timeout_ms === nothing || (mask |= COMM_OPT_TIMEOUT_MS)
+    allreduce === nothing || (mask |= COMM_OPT_ALLREDUCE)
+    algorithm = allreduce === nothing ? Int32(0) : allreduce isa Symbol ? ALLREDUCE_ALGORITHMS[allreduce] : Int32(allreduce)
+    options = CommOptionsC(mask, something(timeout_ms, 0), algorithm)
+    check(ccall((:dist_comm_configure, libdistribute), Int32, (Ptr{Cvoid}, Ref{CommOptionsC}), c.ptr, options))
+    return c
+end
+
+"""
+    Request
+
+A collective in flight (`async=true`). It keeps its arrays rooted until done;
+`close` (and the finalizer) waits for the call before freeing it.
+"""
+mutable struct Request
+    ptr::Ptr{Cvoid}
+    comm::Comm
+    arrays::Any
+    result::Any
+    function Request(ptr::Ptr{Cvoid}, comm::Comm, arrays, result)
+        r = new(ptr, comm, arrays, result)
+        push!(comm.requests, r)
+        finalizer(close, r)
+        return r
+    end
+end
+
+function Base.close(r::Request)
+    r.ptr == C_NULL && return nothing
+    ccall((:dist_request_wait, libdistribute), Int32, (Ptr{Cvoid}, Int64), r.ptr, -1)
+    ccall((:dist_request_free, libdistribute), Cvoid, (Ptr{Cvoid},), r.ptr)
+    r.ptr = C_NULL
+    r.arrays = nothing
+    return nothing
+end
+
+"True once complete; throws the call's DistError if it failed."
+function test(r::Request)
+    done = Ref{Int32}(0)
+    check(ccall((:dist_request_test, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), r.ptr, done))
+    return done[] != 0
+end
+
+"Waits until the call ends (its deadline bounds it) and returns the result array."
+function Base.wait(r::Request)
+    check(ccall((:dist_request_wait, libdistribute), Int32, (Ptr{Cvoid}, Int64), r.ptr, -1))
+    return r.result
+end
+
+"Waits up to `timeout_ms`: false if this wait ran out (the request stays valid)."
+function wait_for(r::Request, timeout_ms::Integer)
+    status = ccall((:dist_request_wait, libdistribute), Int32, (Ptr{Cvoid}, Int64), r.ptr, timeout_ms)
+    status == DIST_ERR_TIMEOUT && return test(r)  # ran out (not done), or the call's own status
+    check(status)
+    return true
+end

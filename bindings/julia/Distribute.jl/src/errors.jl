@@ -1,0 +1,27 @@
+"""
+    DistError(status, message)
+
+A failed libdistribute call: `status` is the C status code (negative), `message`
+the library's `dist_last_error()` text.
+"""
+struct DistError <: Exception
+    status::Int32
+    message::String
+end
+
+Base.showerror(io::IO, e::DistError) = print(io, status_string(e.status), ": ", e.message)
+
+"The static name of a status code (\"DIST_ERR_INVALID_ARGUMENT\")."
+status_string(status::Integer) =
+    unsafe_string(ccall((:dist_status_string, libdistribute), Cstring, (Int32,), status))
+
+"A peer or link failed (-200..-299): the communicator or cluster is affected."
+is_peer_failure(e::DistError) = -299 <= e.status <= -200
+
+# Throws for a failed status. No task switch can happen between the failing ccall and
+# this one, so the thread-local message is the failing call's.
+function check(status::Int32)
+    status == DIST_OK && return nothing
+    message = unsafe_string(ccall((:dist_last_error, libdistribute), Cstring, ()))
+    throw(DistError(status, message))
+end

@@ -1,0 +1,163 @@
+using Distribute
+using Test
+
+const REPO = normpath(joinpath(@__DIR__, "..", "..", "..", ".."))
+const BUILD = get(ENV, "DIST_BUILD_DIR", joinpath(REPO, "build"))
+
+single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
+
+@testset "Distribute" begin
+    @testset "constants match the header" begin
+        header = read(joinpath(REPO, "include", "c_api.h"), String)
+        value(name) = parse(Int, match(Regex("#define $name\\s+(-?\\d+)"), header)[1])
+        @test Distribute.DIST_ERR_INVALID_ARGUMENT == value("DIST_ERR_INVALID_ARGUMENT")
+        @test Distribute.DIST_ERR_TIMEOUT == value("DIST_ERR_TIMEOUT")
+        @test Distribute.DIST_ERR_ABORTED == value("DIST_ERR_ABORTED")
+        for (T, name) in ((Int8, "I8"), (UInt8, "U8"), (Int32, "I32"), (UInt32, "U32"), (Int64, "I64"),
+                          (UInt64, "U64"), (Float16, "F16"), (BF16, "BF16"), (Float32, "F32"), (Float64, "F64"))
+            @test Distribute.dtype(T) == value("DIST_DTYPE_$name")
+        end
+        for (op, name) in ((SUM, "SUM"), (PROD, "PROD"), (MIN, "MIN"), (MAX, "MAX"), (MEAN, "MEAN"))
+            @test op.value == value("DIST_OP_$name")
+        end
+        for (symbol, name) in ((:auto, "AUTO"), (:ring, "RING"), (:rabenseifner, "RABENSEIFNER"),
+                               (:recursive_doubling, "RECURSIVE_DOUBLING"), (:shared_memory, "SHARED_MEMORY"))
+            @test Distribute.ALLREDUCE_ALGORITHMS[symbol] == value("DIST_ALLREDUCE_$name")
+        end
+        for (v, symbol) in Distribute.COMM_PATHS
+            @test v == value("DIST_COMM_PATH_" * uppercase(String(symbol)))
+        end
+        for (symbol, v) in Distribute.COLLECTIVES
+            @test v == value("DIST_COLLECTIVE_" * uppercase(String(symbol)))
+        end
+        # Every value of these enumerations in the header has its Julia counterpart.
+        @test length(Distribute.ALLREDUCE_ALGORITHMS) == count(r"#define DIST_ALLREDUCE_\w+\s+-?\d", header)
+        @test length(Distribute.COMM_PATHS) == count(r"#define DIST_COMM_PATH_\w+\s+-?\d", header)
+        @test length(Distribute.COLLECTIVES) == count(r"#define DIST_COLLECTIVE_\w+\s+-?\d", header)
+        @test sizeof(Distribute.DistBuffer) == 32
+    end
+
+    @testset "error mapping" begin
+        err = try
+            resolve_cluster(:tf_config; env = ["TF_CONFIG={\"cluster\": {\"worker\": 3}}"])
+            nothing
+        catch e
+            e
+        end
+        @test err isa DistError
+        @test err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        @test occursin("TF_CONFIG", err.message) && occursin("worker", err.message)
+        @test sprint(showerror, err) == "DIST_ERR_INVALID_ARGUMENT: " * err.message
+        @test_throws DistError cluster_from_json("{\"cluster\": {\"worker\": [\"a:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 3}}")
+        @test status_string(4242) == "DIST_ERR_UNKNOWN"
+        @test version() == 0x000100 && version_string() == "0.1.0"
+        @test :ucx in build_features()
+        @test occursin("\"version\"", build_info())
+    end
+
+    @testset "cluster queries" begin
+        sparse = """{"cluster": {"worker": {"1": "h:2222", "3": "h:2223"}, "chief": ["c:1"]},
+                     "task": {"type": "worker", "index": 3}, "rpc_layer": "grpc", "environment": "cloud"}"""
+        c = resolve_cluster(:tf_config; env = ["TF_CONFIG=" * sparse])
+        @test resolver(c) == :tf_config
+        @test task_type(c) == "worker" && task_id(c) == 3
+        @test rpc_layer(c) == "grpc" && environment(c) == "cloud"
+        @test jobs(c) == ["chief", "worker"]
+        @test task_indices(c, "worker") == [1, 3]
+        @test task_address(c, "worker", 1) == "h:2222"
+        @test master(c) == "grpc://h:2223"
+        @test master(c, "chief", 0, "ucx") == "ucx://c:1"
+        @test num_accelerators(c) >= 0
+        @test cuda_visible_devices(c) === nothing
+        @test occursin("tf_config", to_json(c))
+        ps = cluster_from_json("{\"cluster\": {\"ps\": [\"p:1\"]}}")
+        u = resolve_cluster(:union; members = [c, ps])
+        @test jobs(u) == ["chief", "ps", "worker"]
+        mpi = resolve_cluster(:mpi; env = ["OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=4",
+                                           "OMPI_COMM_WORLD_LOCAL_SIZE=4"], jobs = ["ps" => 1, "worker" => 3])
+        @test task_type(mpi) == "worker" && task_id(mpi) == 1
+        @test resolver_name(99) === nothing
+        foreach(close, (c, ps, u, mpi))
+    end
+
+    @testset "handle lifetimes" begin
+        c = cluster_from_json("{\"cluster\": {\"worker\": [\"a:1\"]}}")
+        close(c)
+        close(c)
+        @test_throws DistError num_tasks(c, "worker")
+        cluster, context = single()
+        w = world(context)
+        child = split_comm(w, 0)
+        @test split_comm(w, -1) === nothing
+        close(context)
+        @test child.ptr == C_NULL && w.ptr == C_NULL
+        close(child)
+        @test_throws DistError barrier(child)
+        for _ in 1:200
+            single()
+        end
+        GC.gc()
+        close(cluster)
+    end
+
+    @testset "every dtype" begin
+        cluster, context = single()
+        w = world(context)
+        for T in (Int8, UInt8, Int32, UInt32, Int64, UInt64, Float16, Float32, Float64)
+            a = T[1, 2, 3]
+            @test all_reduce!(w, zeros(T, 3), a; op = PROD) == a
+        end
+        b = [BF16(1.5f0), BF16(-2.0f0)]
+        all_reduce!(w, b; op = SUM)
+        @test Float32.(b) == [1.5f0, -2.0f0]
+        @test_throws ArgumentError all_reduce!(w, Int16[1, 2])
+        close(context)
+        close(cluster)
+    end
+
+    @testset "collectives and requests" begin
+        cluster, context = single()
+        w = world(context)
+        @test rank(context) == 0 && nranks(context) == 1
+        data = Float32[3, -1, 2.5]
+        @test all_reduce!(w, zeros(Float32, 3), data; op = MEAN) == data
+        @test reduce!(w, zeros(Float32, 3), data; op = MIN, root = 0) == data
+        @test bcast!(w, copy(data)) == data
+        @test all_gather!(w, zeros(Float32, 3), data) == data
+        @test reduce_scatter!(w, zeros(Float32, 3), data) == data
+        @test all_to_all!(w, zeros(Float32, 3), data) == data
+        barrier(w)
+        r = all_reduce!(w, collect(Int64, 0:9); async = true)
+        @test wait_for(r, 30_000)
+        @test wait(r) == collect(0:9)
+        @test test(r)
+        close(r)
+        close(r)
+        @test_throws DistError all_reduce!(w, zeros(Float32, 5), zeros(Float32, 4))
+        configure!(w; timeout_ms = 5000, allreduce = :ring)
+        @test comm_path(w) == :self
+        @test all(algorithm(w, c, 1 << 20) == "self" for c in keys(Distribute.COLLECTIVES))
+        err = try algorithm(w, 7, 8); nothing catch e; e end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        @test occursin("collective 7 is not a DIST_COLLECTIVE_* value", err.message)
+        @test_throws KeyError algorithm(w, :gather, 8)
+        err = try configure!(w; allreduce = :shared_memory); nothing catch e; e end  # one rank shares no segment
+        @test err isa DistError && err.status == Distribute.DIST_ERR_UNSUPPORTED
+        abort!(context, "test says stop")
+        err = try barrier(w); nothing catch e; e end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_ABORTED
+        close(context)
+        close(cluster)
+    end
+
+    @testset "two ranks under dist-run" begin
+        launcher = joinpath(BUILD, "tools", "dist-run", "dist-run")
+        project = normpath(joinpath(@__DIR__, ".."))
+        example = joinpath(project, "examples", "allreduce.jl")
+        cmd = `$launcher -n 2 --timeout 300 -- $(Base.julia_cmd()) --project=$project $example`
+        output = read(cmd, String)
+        @test occursin("rank 0 of 2", output) && occursin("rank 1 of 2", output)
+        @test count("identical on all ranks, correct", output) == 2
+        @test count("path shared_memory; all_reduce of 8 B: shm_direct, of 1 MiB: shm_split", output) == 2
+    end
+end

@@ -1,0 +1,184 @@
+"""The C ABI through ctypes: locating libdistribute, its structs and prototypes.
+
+Everything here mirrors include/c_api.h one to one; the idiomatic classes live
+in the other modules. To bind a new C function, add one line to _PROTOTYPES.
+"""
+import ctypes
+import ctypes.util
+import os
+
+from . import constants as C
+
+
+def _candidates():
+    """Where libdistribute may be, in the order tried."""
+    explicit = os.environ.get("DIST_LIBRARY")
+    if explicit:
+        yield explicit
+    build = os.environ.get("DIST_BUILD_DIR")
+    if build:
+        yield os.path.join(build, "src", "libdistribute.so")
+        yield os.path.join(build, "libdistribute.so")
+    # The build tree of the checkout this package sits in.
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    yield os.path.join(repo, "build", "src", "libdistribute.so")
+    # Installed: the dynamic loader's path (LD_LIBRARY_PATH, ldconfig).
+    yield f"libdistribute.so.{C.ABI_VERSION}"
+    found = ctypes.util.find_library("distribute")
+    if found:
+        yield found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(f"{path} (missing)")
+            continue
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+    raise ImportError("libdistribute not found; set DIST_LIBRARY to the .so or DIST_BUILD_DIR "
+                      "to the build tree. Tried: " + "; ".join(tried))
+
+
+lib = _load()
+
+status_t = ctypes.c_int32
+handle_p = ctypes.c_void_p
+_out_handle = ctypes.POINTER(ctypes.c_void_p)
+_out_str = ctypes.POINTER(ctypes.c_char_p)
+_out_owned_str = ctypes.POINTER(ctypes.c_void_p)  # char**: freed with dist_string_free
+
+
+class ClusterOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("resolver", ctypes.c_int32),
+        ("task_type", ctypes.c_char_p),
+        ("task_id", ctypes.c_int32),
+        ("rpc_layer", ctypes.c_char_p),
+        ("environment", ctypes.c_char_p),
+        ("cluster_spec_json", ctypes.c_char_p),
+        ("master", ctypes.c_char_p),
+        ("job_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("job_counts", ctypes.POINTER(ctypes.c_int32)),
+        ("num_jobs", ctypes.c_size_t),
+        ("port_base", ctypes.c_int32),
+        ("tasks_per_node", ctypes.c_int32),
+        ("gpus_per_node", ctypes.c_int32),
+        ("gpus_per_task", ctypes.c_int32),
+        ("auto_set_gpu", ctypes.c_int32),
+        ("members", ctypes.POINTER(ctypes.c_void_p)),
+        ("num_members", ctypes.c_size_t),
+        ("env", ctypes.POINTER(ctypes.c_char_p)),
+        ("num_gpus", ctypes.c_int32),
+    ]
+
+
+class ContextOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("token", ctypes.c_char_p),
+        ("token_file", ctypes.c_char_p),
+        ("connect_timeout_ms", ctypes.c_int64),
+        ("timeout_ms", ctypes.c_int64),
+    ]
+
+
+class CommOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("timeout_ms", ctypes.c_int64),
+        ("allreduce", ctypes.c_int32),
+    ]
+
+
+class Buffer(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("count", ctypes.c_uint64),
+        ("dtype", ctypes.c_int32),
+        ("memory_kind", ctypes.c_int32),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
+_buf = ctypes.POINTER(Buffer)
+_i32_out = ctypes.POINTER(ctypes.c_int32)
+
+# name: (return type, [argument types])
+_PROTOTYPES = {
+    "dist_status_string": (ctypes.c_char_p, [status_t]),
+    "dist_last_error": (ctypes.c_char_p, []),
+    "dist_version": (ctypes.c_uint32, []),
+    "dist_version_string": (ctypes.c_char_p, []),
+    "dist_build_features": (ctypes.c_uint32, []),
+    "dist_build_info": (status_t, [_out_owned_str]),
+    "dist_string_free": (None, [ctypes.c_void_p]),
+    "dist_cluster_resolve": (status_t, [ctypes.POINTER(ClusterOptions), _out_handle]),
+    "dist_cluster_from_json": (status_t, [ctypes.c_char_p, _out_handle]),
+    "dist_cluster_destroy": (None, [handle_p]),
+    "dist_cluster_resolver": (status_t, [handle_p, _i32_out]),
+    "dist_resolver_name": (ctypes.c_char_p, [ctypes.c_int32]),
+    "dist_cluster_task_type": (status_t, [handle_p, _out_str]),
+    "dist_cluster_task_id": (status_t, [handle_p, _i32_out]),
+    "dist_cluster_rpc_layer": (status_t, [handle_p, _out_str]),
+    "dist_cluster_environment": (status_t, [handle_p, _out_str]),
+    "dist_cluster_num_jobs": (status_t, [handle_p, ctypes.POINTER(ctypes.c_size_t)]),
+    "dist_cluster_job_name": (status_t, [handle_p, ctypes.c_size_t, _out_str]),
+    "dist_cluster_num_tasks": (status_t, [handle_p, ctypes.c_char_p, _i32_out]),
+    "dist_cluster_task_index": (status_t, [handle_p, ctypes.c_char_p, ctypes.c_int32, _i32_out]),
+    "dist_cluster_task_address": (status_t, [handle_p, ctypes.c_char_p, ctypes.c_int32, _out_str]),
+    "dist_cluster_master": (status_t, [handle_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_char_p,
+                                       _out_owned_str]),
+    "dist_cluster_num_accelerators": (status_t, [handle_p, ctypes.c_char_p, _i32_out]),
+    "dist_cluster_cuda_visible_devices": (status_t, [handle_p, _out_str]),
+    "dist_cluster_to_json": (status_t, [handle_p, _out_owned_str]),
+    "dist_context_create": (status_t, [handle_p, ctypes.POINTER(ContextOptions), _out_handle]),
+    "dist_context_destroy": (None, [handle_p]),
+    "dist_context_rank": (status_t, [handle_p, _i32_out]),
+    "dist_context_size": (status_t, [handle_p, _i32_out]),
+    "dist_context_abort": (status_t, [handle_p, ctypes.c_char_p]),
+    "dist_comm_world": (status_t, [handle_p, _out_handle]),
+    "dist_comm_split": (status_t, [handle_p, ctypes.c_int32, ctypes.c_int32, _out_handle]),
+    "dist_comm_destroy": (None, [handle_p]),
+    "dist_comm_rank": (status_t, [handle_p, _i32_out]),
+    "dist_comm_size": (status_t, [handle_p, _i32_out]),
+    "dist_comm_configure": (status_t, [handle_p, ctypes.POINTER(CommOptions)]),
+    "dist_comm_path": (status_t, [handle_p, _i32_out]),
+    "dist_comm_algorithm": (status_t, [handle_p, ctypes.c_int32, ctypes.c_uint64, _out_str]),
+    "dist_all_reduce": (status_t, [handle_p, _buf, _buf, ctypes.c_int32, _out_handle]),
+    "dist_reduce": (status_t, [handle_p, _buf, _buf, ctypes.c_int32, ctypes.c_int32, _out_handle]),
+    "dist_broadcast": (status_t, [handle_p, _buf, ctypes.c_int32, _out_handle]),
+    "dist_all_gather": (status_t, [handle_p, _buf, _buf, _out_handle]),
+    "dist_reduce_scatter": (status_t, [handle_p, _buf, _buf, ctypes.c_int32, _out_handle]),
+    "dist_all_to_all": (status_t, [handle_p, _buf, _buf, _out_handle]),
+    "dist_barrier": (status_t, [handle_p, _out_handle]),
+    "dist_request_test": (status_t, [handle_p, _i32_out]),
+    "dist_request_wait": (status_t, [handle_p, ctypes.c_int64]),
+    "dist_request_free": (None, [handle_p]),
+}
+
+for _name, (_restype, _argtypes) in _PROTOTYPES.items():
+    _function = getattr(lib, _name)
+    _function.restype = _restype
+    _function.argtypes = _argtypes
+
+
+def text(raw):
+    """A borrowed C string as str (None stays None)."""
+    return None if raw is None else raw.decode("utf-8", "replace")
+
+
+def take_string(pointer):
+    """A char* the library handed over: copied into a str, then freed."""
+    try:
+        return ctypes.string_at(pointer.value).decode("utf-8", "replace")
+    finally:
+        lib.dist_string_free(pointer)
+
+
+def encode(value):
+    return None if value is None else value.encode("utf-8")

@@ -1,0 +1,234 @@
+"""Communicators, collectives and requests.
+
+Buffers are C-contiguous numpy arrays used in place (zero copy). A non-blocking
+call (wait=False) returns a Request that holds its arrays until it completes.
+"""
+import ctypes
+
+from . import constants as C
+from ._native import CommOptions, lib
+from .dtypes import describe
+from .errors import check, error_for
+
+OPS = {"sum": C.OP_SUM, "prod": C.OP_PROD, "min": C.OP_MIN, "max": C.OP_MAX, "mean": C.OP_MEAN}
+ALGORITHMS = {"auto": C.ALLREDUCE_AUTO, "ring": C.ALLREDUCE_RING, "rabenseifner": C.ALLREDUCE_RABENSEIFNER,
+              "recursive_doubling": C.ALLREDUCE_RECURSIVE_DOUBLING, "shared_memory": C.ALLREDUCE_SHARED_MEMORY}
+PATHS = {C.COMM_PATH_SELF: "self", C.COMM_PATH_POINT_TO_POINT: "point_to_point",
+         C.COMM_PATH_SHARED_MEMORY: "shared_memory"}
+COLLECTIVES = {"all_reduce": C.COLLECTIVE_ALL_REDUCE, "reduce": C.COLLECTIVE_REDUCE,
+               "broadcast": C.COLLECTIVE_BROADCAST, "all_gather": C.COLLECTIVE_ALL_GATHER,
+               "reduce_scatter": C.COLLECTIVE_REDUCE_SCATTER, "all_to_all": C.COLLECTIVE_ALL_TO_ALL,
+               "barrier": C.COLLECTIVE_BARRIER}
+
+
+def _op(op):
+    return OPS[op] if isinstance(op, str) else int(op)
+
+
+class Request:
+    """A collective in flight. test() / wait() report its outcome (raising on error);
+    close() waits for it before freeing, so its arrays are never released early.
+    Its communicator holds it until it is closed (a `with` block, or closing the
+    communicator or context)."""
+
+    def __init__(self, handle, comm, arrays, result):
+        self._handle = handle
+        self._comm = comm  # the communicator must outlive its requests
+        self._arrays = arrays
+        self._result = result
+        comm._requests.add(self)
+
+    def test(self):
+        """True once complete (then raises if the call failed)."""
+        done = ctypes.c_int32(0)
+        status = lib.dist_request_test(self._handle, ctypes.byref(done))
+        if status != C.OK:
+            raise error_for(status)
+        return bool(done.value)
+
+    def wait(self, timeout=None):
+        """Waits for completion and returns the result array. With `timeout` (seconds),
+        raises DistTimeoutError if the wait runs out; the request stays valid."""
+        ms = -1 if timeout is None else int(timeout * 1000)
+        status = lib.dist_request_wait(self._handle, ms)
+        if status == C.ERR_TIMEOUT and ms >= 0:
+            # Either this wait ran out (the request stays valid) or the call itself timed out.
+            ran_out = error_for(status)
+            done = ctypes.c_int32(0)
+            status = lib.dist_request_test(self._handle, ctypes.byref(done))
+            if not done.value:
+                raise ran_out
+        check(status)
+        return self._result
+
+    def close(self):
+        handle, self._handle = self._handle, None
+        if handle is None:
+            return
+        lib.dist_request_wait(handle, -1)  # its arrays are ours: never free them under a running call
+        lib.dist_request_free(handle)
+        self._arrays = None
+        self._comm._requests.discard(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+
+class Comm:
+    """A communicator. Use one from one thread at a time; different communicators
+    may be used concurrently."""
+
+    def __init__(self, handle, context, owned):
+        self._handle = handle
+        self._context = context  # keeps the context alive while this comm is
+        self._owned = owned
+        self._requests = set()  # strong, as Context._children, until each is closed
+        if owned:
+            context._adopt(self)
+
+    def close(self):
+        """Destroys a split communicator (the world is the context's: only detached).
+        Waits for this communicator's requests first."""
+        handle, self._handle = self._handle, None
+        if handle is None:
+            return
+        for request in list(self._requests):
+            request.close()
+        if self._owned:
+            lib.dist_comm_destroy(handle)
+            self._context._forget(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    @property
+    def rank(self):
+        out = ctypes.c_int32()
+        check(lib.dist_comm_rank(self._handle, ctypes.byref(out)))
+        return out.value
+
+    @property
+    def size(self):
+        out = ctypes.c_int32()
+        check(lib.dist_comm_size(self._handle, ctypes.byref(out)))
+        return out.value
+
+    @property
+    def path(self):
+        """How the collectives travel: "self" (one rank), "point_to_point" (UCX
+        messages) or "shared_memory" (one host, a shared segment)."""
+        out = ctypes.c_int32()
+        check(lib.dist_comm_path(self._handle, ctypes.byref(out)))
+        return PATHS[out.value]
+
+    def algorithm(self, collective, nbytes):
+        """The algorithm this communicator runs for `collective` (a name such as
+        "all_reduce", or a COLLECTIVE_* value) of `nbytes` bytes per rank, e.g.
+        "shm_direct" or "ring"."""
+        kind = COLLECTIVES[collective] if isinstance(collective, str) else int(collective)
+        out = ctypes.c_char_p()
+        check(lib.dist_comm_algorithm(self._handle, kind, nbytes, ctypes.byref(out)))
+        return out.value.decode()
+
+    def split(self, color, key=0):
+        """dist_comm_split (collective): None for a negative color."""
+        handle = ctypes.c_void_p()
+        check(lib.dist_comm_split(self._handle, color, key, ctypes.byref(handle)))
+        return Comm(handle, self._context, owned=True) if handle.value else None
+
+    def configure(self, timeout_ms=None, allreduce=None):
+        options = CommOptions()
+        if timeout_ms is not None:
+            options.field_mask |= C.COMM_OPT_TIMEOUT_MS
+            options.timeout_ms = timeout_ms
+        if allreduce is not None:
+            options.field_mask |= C.COMM_OPT_ALLREDUCE
+            options.allreduce = ALGORITHMS[allreduce] if isinstance(allreduce, str) else int(allreduce)
+        check(lib.dist_comm_configure(self._handle, ctypes.byref(options)))
+
+    def _run(self, call, arrays, result, wait):
+        """Makes the C call blocking (wait=True: returns `result`) or not (returns a Request)."""
+        if wait:
+            check(call(None))
+            return result
+        handle = ctypes.c_void_p()
+        check(call(ctypes.byref(handle)))
+        return Request(handle, self, arrays, result)
+
+    @staticmethod
+    def _pair(data, out, dtype):
+        """(send, recv) descriptors: in place when out is None."""
+        if out is None:
+            return None, describe(data, True, dtype)
+        return describe(data, False, dtype), describe(out, True, dtype)
+
+    def all_reduce(self, data, op="sum", *, out=None, dtype=None, wait=True):
+        """Reduces `data` over all ranks into `out` (in place when out is None)."""
+        send, recv = self._pair(data, out, dtype)
+        return self._run(lambda req: lib.dist_all_reduce(self._handle, send and ctypes.byref(send),
+                                                         ctypes.byref(recv), _op(op), req),
+                         (data, out), data if out is None else out, wait)
+
+    def reduce(self, data, op="sum", root=0, *, out=None, dtype=None, wait=True):
+        """Reduces onto `root`: into `out` there (in place when out is None); other ranks may pass out=None."""
+        if out is None and self.rank != root:
+            send, recv = describe(data, False, dtype), None
+        else:
+            send, recv = self._pair(data, out, dtype)
+        return self._run(lambda req: lib.dist_reduce(self._handle, send and ctypes.byref(send),
+                                                     recv and ctypes.byref(recv), _op(op), root, req),
+                         (data, out), data if out is None else out, wait)
+
+    def broadcast(self, data, root=0, *, dtype=None, wait=True):
+        buffer = describe(data, True, dtype)
+        return self._run(lambda req: lib.dist_broadcast(self._handle, ctypes.byref(buffer), root, req),
+                         (data,), data, wait)
+
+    def all_gather(self, data, out, *, dtype=None, wait=True):
+        """Gathers every rank's `data` into `out` (size * len(data)); data=None: in place,
+        this rank's block is already in out."""
+        send = None if data is None else describe(data, False, dtype)
+        recv = describe(out, True, dtype)
+        return self._run(lambda req: lib.dist_all_gather(self._handle, send and ctypes.byref(send),
+                                                         ctypes.byref(recv), req),
+                         (data, out), out, wait)
+
+    def reduce_scatter(self, data, out=None, op="sum", *, dtype=None, wait=True):
+        """Block `rank` of the reduction of `data` (size * c elements) into `out` (c).
+        out=None: in place, the result lands in the first c elements of data."""
+        if out is None:
+            size = self.size
+            if data.size % size:
+                raise ValueError(f"in-place reduce_scatter needs a multiple of {size} elements, got {data.size}")
+            send, recv = None, describe(data, True, dtype, count=data.size // size)
+        else:
+            send, recv = describe(data, False, dtype), describe(out, True, dtype)
+        return self._run(lambda req: lib.dist_reduce_scatter(self._handle, send and ctypes.byref(send),
+                                                             ctypes.byref(recv), _op(op), req),
+                         (data, out), data if out is None else out, wait)
+
+    def all_to_all(self, data, out=None, *, dtype=None, wait=True):
+        """Block j of this rank's data goes to rank j, landing as block `rank` of its out."""
+        send, recv = self._pair(data, out, dtype)
+        return self._run(lambda req: lib.dist_all_to_all(self._handle, send and ctypes.byref(send),
+                                                         ctypes.byref(recv), req),
+                         (data, out), data if out is None else out, wait)
+
+    def barrier(self, *, wait=True):
+        return self._run(lambda req: lib.dist_barrier(self._handle, req), (), None, wait)

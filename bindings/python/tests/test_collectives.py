@@ -1,0 +1,76 @@
+"""Every collective and the request protocol on a single-process context (the
+multi-process run is test_multiprocess.py)."""
+import numpy as np
+import pytest
+
+import distribute
+
+
+def test_rank_and_size(context):
+    assert (context.rank, context.size) == (0, 1)
+    assert (context.world.rank, context.world.size) == (0, 1)
+
+
+def test_each_collective(context):
+    world = context.world
+    data = np.array([3.0, -1.0, 2.5], np.float32)
+    out = np.zeros(3, np.float32)
+    assert world.all_reduce(data, "mean", out=out) is out and np.array_equal(out, data)
+    assert np.array_equal(world.reduce(data, "min", root=0, out=np.zeros(3, np.float32)), data)
+    assert np.array_equal(world.broadcast(data.copy(), root=0), data)
+    assert np.array_equal(world.all_gather(data, np.zeros(3, np.float32)), data)
+    assert np.array_equal(world.reduce_scatter(data, np.zeros(3, np.float32)), data)
+    assert np.array_equal(world.all_to_all(data, np.zeros(3, np.float32)), data)
+    inplace = data.copy()
+    world.reduce_scatter(inplace)
+    assert np.array_equal(inplace, data)
+    world.barrier()
+
+
+def test_requests(context):
+    world = context.world
+    data = np.arange(10, dtype=np.int64)
+    with world.all_reduce(data, "sum", wait=False) as request:
+        assert np.array_equal(request.wait(timeout=30), np.arange(10))
+        assert request.test()
+    with world.barrier(wait=False) as request:
+        assert request.wait() is None
+
+
+def test_wrong_sizes_name_the_problem(context):
+    world = context.world
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        world.all_reduce(np.zeros(4, np.float32), out=np.zeros(5, np.float32))
+    assert "count" in caught.value.message
+    with pytest.raises(distribute.InvalidArgumentError):
+        world.all_reduce(np.zeros(4, np.float32), 77)
+    with pytest.raises(distribute.InvalidArgumentError):
+        world.broadcast(np.zeros(2, np.int32), root=5)
+
+
+def test_configure(context):
+    context.world.configure(timeout_ms=5000, allreduce="ring")
+    data = np.ones(64, np.float32)
+    context.world.all_reduce(data)
+    assert data.sum() == 64
+    with pytest.raises(distribute.InvalidArgumentError):
+        context.world.configure(allreduce=42)
+
+
+def test_path_and_algorithm_of_one_rank(context):
+    world = context.world
+    assert world.path == "self"
+    for name in distribute.comm.COLLECTIVES:
+        assert world.algorithm(name, 8) == "self"
+    assert world.algorithm(distribute.constants.COLLECTIVE_BARRIER, 0) == "self"
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        world.algorithm(7, 8)
+    assert caught.value.status == distribute.constants.ERR_INVALID_ARGUMENT
+    assert "collective 7 is not a DIST_COLLECTIVE_* value" in caught.value.message
+    assert caught.value.message == distribute.last_error()
+    with pytest.raises(KeyError):
+        world.algorithm("gather", 8)
+    # One rank shares no segment: the shared-memory all-reduce is refused.
+    with pytest.raises(distribute.UnsupportedError) as caught:
+        world.configure(allreduce="shared_memory")
+    assert "DIST_ALLREDUCE_SHARED_MEMORY" in caught.value.message

@@ -1,0 +1,305 @@
+//! Raw declarations of libdistribute's C ABI, one to one with include/c_api.h.
+//!
+//! Everything here is `unsafe` to call; the safe API is the `distribute` crate.
+//! tests/layout.rs checks every constant and every struct's size, alignment and
+//! field offsets against what the C compiler makes of the header.
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_void};
+use std::marker::{PhantomData, PhantomPinned};
+
+// ---- Version ----------------------------------------------------------------
+pub const DIST_VERSION_MAJOR: u32 = 0;
+pub const DIST_VERSION_MINOR: u32 = 1;
+pub const DIST_VERSION_PATCH: u32 = 0;
+pub const DIST_VERSION_HEX: u32 = (DIST_VERSION_MAJOR << 16) | (DIST_VERSION_MINOR << 8) | DIST_VERSION_PATCH;
+pub const DIST_ABI_VERSION: u32 = 0;
+
+// ---- Status codes -----------------------------------------------------------
+pub type dist_status_t = i32;
+pub const DIST_OK: dist_status_t = 0;
+pub const DIST_ERR_INVALID_ARGUMENT: dist_status_t = -1;
+pub const DIST_ERR_UNSUPPORTED: dist_status_t = -2;
+pub const DIST_ERR_NO_MEMORY: dist_status_t = -100;
+pub const DIST_ERR_SYSTEM: dist_status_t = -101;
+pub const DIST_ERR_PEER_FAILED: dist_status_t = -200;
+pub const DIST_ERR_TIMEOUT: dist_status_t = -201;
+pub const DIST_ERR_MISMATCH: dist_status_t = -202;
+pub const DIST_ERR_AUTH: dist_status_t = -203;
+pub const DIST_ERR_UNAVAILABLE: dist_status_t = -204;
+pub const DIST_ERR_ABORTED: dist_status_t = -205;
+pub const DIST_ERR_INTERNAL: dist_status_t = -300;
+
+// ---- Build features ---------------------------------------------------------
+pub type dist_features_t = u32;
+pub const DIST_FEATURE_UCX: dist_features_t = 1 << 0;
+pub const DIST_FEATURE_CUDA: dist_features_t = 1 << 1;
+pub const DIST_FEATURE_NCCL: dist_features_t = 1 << 2;
+pub const DIST_FEATURE_HWLOC: dist_features_t = 1 << 3;
+
+/// An opaque C handle type: never constructed in Rust, only pointed to.
+macro_rules! opaque {
+    ($($name:ident),*) => {$(
+        #[repr(C)]
+        pub struct $name {
+            _private: [u8; 0],
+            _marker: PhantomData<(*mut u8, PhantomPinned)>,
+        }
+    )*};
+}
+opaque!(dist_cluster_t, dist_context_t, dist_comm_t, dist_request_t);
+
+// ---- Cluster resolution -----------------------------------------------------
+pub type dist_resolver_kind_t = i32;
+pub const DIST_RESOLVER_AUTO: dist_resolver_kind_t = 0;
+pub const DIST_RESOLVER_TF_CONFIG: dist_resolver_kind_t = 1;
+pub const DIST_RESOLVER_SIMPLE: dist_resolver_kind_t = 2;
+pub const DIST_RESOLVER_SLURM: dist_resolver_kind_t = 3;
+pub const DIST_RESOLVER_MPI: dist_resolver_kind_t = 4;
+pub const DIST_RESOLVER_TORCHRUN: dist_resolver_kind_t = 5;
+pub const DIST_RESOLVER_UNION: dist_resolver_kind_t = 6;
+
+pub const DIST_CLUSTER_OPT_RESOLVER: u64 = 1 << 0;
+pub const DIST_CLUSTER_OPT_TASK_TYPE: u64 = 1 << 1;
+pub const DIST_CLUSTER_OPT_TASK_ID: u64 = 1 << 2;
+pub const DIST_CLUSTER_OPT_RPC_LAYER: u64 = 1 << 3;
+pub const DIST_CLUSTER_OPT_ENVIRONMENT: u64 = 1 << 4;
+pub const DIST_CLUSTER_OPT_CLUSTER_SPEC: u64 = 1 << 5;
+pub const DIST_CLUSTER_OPT_MASTER: u64 = 1 << 6;
+pub const DIST_CLUSTER_OPT_JOBS: u64 = 1 << 7;
+pub const DIST_CLUSTER_OPT_PORT_BASE: u64 = 1 << 8;
+pub const DIST_CLUSTER_OPT_TASKS_PER_NODE: u64 = 1 << 9;
+pub const DIST_CLUSTER_OPT_GPUS_PER_NODE: u64 = 1 << 10;
+pub const DIST_CLUSTER_OPT_GPUS_PER_TASK: u64 = 1 << 11;
+pub const DIST_CLUSTER_OPT_AUTO_SET_GPU: u64 = 1 << 12;
+pub const DIST_CLUSTER_OPT_MEMBERS: u64 = 1 << 13;
+pub const DIST_CLUSTER_OPT_ENV: u64 = 1 << 14;
+pub const DIST_CLUSTER_OPT_NUM_GPUS: u64 = 1 << 15;
+
+/// Start from `Default::default()` (all fields unset, like DIST_CLUSTER_OPTIONS_INIT).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct dist_cluster_options_t {
+    pub field_mask: u64,
+    pub resolver: dist_resolver_kind_t,
+    pub task_type: *const c_char,
+    pub task_id: i32,
+    pub rpc_layer: *const c_char,
+    pub environment: *const c_char,
+    pub cluster_spec_json: *const c_char,
+    pub master: *const c_char,
+    pub job_names: *const *const c_char,
+    pub job_counts: *const i32,
+    pub num_jobs: usize,
+    pub port_base: i32,
+    pub tasks_per_node: i32,
+    pub gpus_per_node: i32,
+    pub gpus_per_task: i32,
+    pub auto_set_gpu: i32,
+    pub members: *const *const dist_cluster_t,
+    pub num_members: usize,
+    pub env: *const *const c_char,
+    pub num_gpus: i32,
+}
+
+// ---- Contexts ---------------------------------------------------------------
+pub const DIST_CONTEXT_OPT_TOKEN: u64 = 1 << 0;
+pub const DIST_CONTEXT_OPT_TOKEN_FILE: u64 = 1 << 1;
+pub const DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS: u64 = 1 << 2;
+pub const DIST_CONTEXT_OPT_TIMEOUT_MS: u64 = 1 << 3;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct dist_context_options_t {
+    pub field_mask: u64,
+    pub token: *const c_char,
+    pub token_file: *const c_char,
+    pub connect_timeout_ms: i64,
+    pub timeout_ms: i64,
+}
+
+// ---- Communicators ----------------------------------------------------------
+pub type dist_comm_path_t = i32;
+pub const DIST_COMM_PATH_SELF: dist_comm_path_t = 0;
+pub const DIST_COMM_PATH_POINT_TO_POINT: dist_comm_path_t = 1;
+pub const DIST_COMM_PATH_SHARED_MEMORY: dist_comm_path_t = 2;
+
+pub type dist_allreduce_algorithm_t = i32;
+pub const DIST_ALLREDUCE_AUTO: dist_allreduce_algorithm_t = 0;
+pub const DIST_ALLREDUCE_RING: dist_allreduce_algorithm_t = 1;
+pub const DIST_ALLREDUCE_RABENSEIFNER: dist_allreduce_algorithm_t = 2;
+pub const DIST_ALLREDUCE_RECURSIVE_DOUBLING: dist_allreduce_algorithm_t = 3;
+pub const DIST_ALLREDUCE_SHARED_MEMORY: dist_allreduce_algorithm_t = 4;
+
+pub const DIST_COMM_OPT_TIMEOUT_MS: u64 = 1 << 0;
+pub const DIST_COMM_OPT_ALLREDUCE: u64 = 1 << 1;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct dist_comm_options_t {
+    pub field_mask: u64,
+    pub timeout_ms: i64,
+    pub allreduce: dist_allreduce_algorithm_t,
+}
+
+// ---- Collectives ------------------------------------------------------------
+pub type dist_dtype_t = i32;
+pub const DIST_DTYPE_I8: dist_dtype_t = 0;
+pub const DIST_DTYPE_U8: dist_dtype_t = 1;
+pub const DIST_DTYPE_I32: dist_dtype_t = 2;
+pub const DIST_DTYPE_U32: dist_dtype_t = 3;
+pub const DIST_DTYPE_I64: dist_dtype_t = 4;
+pub const DIST_DTYPE_U64: dist_dtype_t = 5;
+pub const DIST_DTYPE_F16: dist_dtype_t = 6;
+pub const DIST_DTYPE_BF16: dist_dtype_t = 7;
+pub const DIST_DTYPE_F32: dist_dtype_t = 8;
+pub const DIST_DTYPE_F64: dist_dtype_t = 9;
+
+pub type dist_op_t = i32;
+pub const DIST_OP_SUM: dist_op_t = 0;
+pub const DIST_OP_PROD: dist_op_t = 1;
+pub const DIST_OP_MIN: dist_op_t = 2;
+pub const DIST_OP_MAX: dist_op_t = 3;
+pub const DIST_OP_MEAN: dist_op_t = 4;
+
+pub type dist_memory_kind_t = i32;
+pub const DIST_MEMORY_HOST: dist_memory_kind_t = 0;
+
+pub type dist_collective_t = i32;
+pub const DIST_COLLECTIVE_ALL_REDUCE: dist_collective_t = 0;
+pub const DIST_COLLECTIVE_REDUCE: dist_collective_t = 1;
+pub const DIST_COLLECTIVE_BROADCAST: dist_collective_t = 2;
+pub const DIST_COLLECTIVE_ALL_GATHER: dist_collective_t = 3;
+pub const DIST_COLLECTIVE_REDUCE_SCATTER: dist_collective_t = 4;
+pub const DIST_COLLECTIVE_ALL_TO_ALL: dist_collective_t = 5;
+pub const DIST_COLLECTIVE_BARRIER: dist_collective_t = 6;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct dist_buffer_t {
+    pub data: *mut c_void,
+    pub count: u64,
+    pub dtype: dist_dtype_t,
+    pub memory_kind: dist_memory_kind_t,
+    pub stream: *mut c_void,
+}
+
+impl Default for dist_cluster_options_t {
+    fn default() -> Self {
+        // SAFETY: every field is an integer or a raw pointer, for which all-zero is valid
+        // (null / 0), exactly as DIST_CLUSTER_OPTIONS_INIT.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+impl Default for dist_context_options_t {
+    fn default() -> Self {
+        // SAFETY: as above, DIST_CONTEXT_OPTIONS_INIT.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+extern "C" {
+    pub fn dist_status_string(status: dist_status_t) -> *const c_char;
+    pub fn dist_last_error() -> *const c_char;
+    pub fn dist_version() -> u32;
+    pub fn dist_version_string() -> *const c_char;
+    pub fn dist_build_features() -> dist_features_t;
+    pub fn dist_build_info(json: *mut *mut c_char) -> dist_status_t;
+    pub fn dist_string_free(str_: *mut c_char);
+
+    pub fn dist_cluster_resolve(options: *const dist_cluster_options_t, cluster: *mut *mut dist_cluster_t) -> dist_status_t;
+    pub fn dist_cluster_from_json(json: *const c_char, cluster: *mut *mut dist_cluster_t) -> dist_status_t;
+    pub fn dist_cluster_destroy(cluster: *mut dist_cluster_t);
+    pub fn dist_cluster_resolver(cluster: *const dist_cluster_t, kind: *mut dist_resolver_kind_t) -> dist_status_t;
+    pub fn dist_resolver_name(kind: dist_resolver_kind_t) -> *const c_char;
+    pub fn dist_cluster_task_type(cluster: *const dist_cluster_t, task_type: *mut *const c_char) -> dist_status_t;
+    pub fn dist_cluster_task_id(cluster: *const dist_cluster_t, task_id: *mut i32) -> dist_status_t;
+    pub fn dist_cluster_rpc_layer(cluster: *const dist_cluster_t, rpc_layer: *mut *const c_char) -> dist_status_t;
+    pub fn dist_cluster_environment(cluster: *const dist_cluster_t, environment: *mut *const c_char) -> dist_status_t;
+    pub fn dist_cluster_num_jobs(cluster: *const dist_cluster_t, num_jobs: *mut usize) -> dist_status_t;
+    pub fn dist_cluster_job_name(cluster: *const dist_cluster_t, i: usize, job_name: *mut *const c_char) -> dist_status_t;
+    pub fn dist_cluster_num_tasks(cluster: *const dist_cluster_t, job: *const c_char, num_tasks: *mut i32) -> dist_status_t;
+    pub fn dist_cluster_task_index(cluster: *const dist_cluster_t, job: *const c_char, i: i32, task_index: *mut i32) -> dist_status_t;
+    pub fn dist_cluster_task_address(
+        cluster: *const dist_cluster_t,
+        job: *const c_char,
+        task_index: i32,
+        address: *mut *const c_char,
+    ) -> dist_status_t;
+    pub fn dist_cluster_master(
+        cluster: *const dist_cluster_t,
+        task_type: *const c_char,
+        task_id: i32,
+        rpc_layer: *const c_char,
+        master: *mut *mut c_char,
+    ) -> dist_status_t;
+    pub fn dist_cluster_num_accelerators(cluster: *const dist_cluster_t, device_type: *const c_char, count: *mut i32) -> dist_status_t;
+    pub fn dist_cluster_cuda_visible_devices(cluster: *const dist_cluster_t, devices: *mut *const c_char) -> dist_status_t;
+    pub fn dist_cluster_to_json(cluster: *const dist_cluster_t, json: *mut *mut c_char) -> dist_status_t;
+
+    pub fn dist_context_create(
+        cluster: *const dist_cluster_t,
+        options: *const dist_context_options_t,
+        context: *mut *mut dist_context_t,
+    ) -> dist_status_t;
+    pub fn dist_context_destroy(context: *mut dist_context_t);
+    pub fn dist_context_rank(context: *const dist_context_t, rank: *mut i32) -> dist_status_t;
+    pub fn dist_context_size(context: *const dist_context_t, size: *mut i32) -> dist_status_t;
+    pub fn dist_context_abort(context: *mut dist_context_t, reason: *const c_char) -> dist_status_t;
+
+    pub fn dist_comm_world(context: *mut dist_context_t, comm: *mut *mut dist_comm_t) -> dist_status_t;
+    pub fn dist_comm_split(comm: *mut dist_comm_t, color: i32, key: i32, new_comm: *mut *mut dist_comm_t) -> dist_status_t;
+    pub fn dist_comm_destroy(comm: *mut dist_comm_t);
+    pub fn dist_comm_rank(comm: *const dist_comm_t, rank: *mut i32) -> dist_status_t;
+    pub fn dist_comm_size(comm: *const dist_comm_t, size: *mut i32) -> dist_status_t;
+    pub fn dist_comm_path(comm: *const dist_comm_t, path: *mut dist_comm_path_t) -> dist_status_t;
+    pub fn dist_comm_configure(comm: *mut dist_comm_t, options: *const dist_comm_options_t) -> dist_status_t;
+
+    pub fn dist_all_reduce(
+        comm: *mut dist_comm_t,
+        send: *const dist_buffer_t,
+        recv: *const dist_buffer_t,
+        op: dist_op_t,
+        request: *mut *mut dist_request_t,
+    ) -> dist_status_t;
+    pub fn dist_reduce(
+        comm: *mut dist_comm_t,
+        send: *const dist_buffer_t,
+        recv: *const dist_buffer_t,
+        op: dist_op_t,
+        root: i32,
+        request: *mut *mut dist_request_t,
+    ) -> dist_status_t;
+    pub fn dist_broadcast(comm: *mut dist_comm_t, buffer: *const dist_buffer_t, root: i32, request: *mut *mut dist_request_t) -> dist_status_t;
+    pub fn dist_all_gather(
+        comm: *mut dist_comm_t,
+        send: *const dist_buffer_t,
+        recv: *const dist_buffer_t,
+        request: *mut *mut dist_request_t,
+    ) -> dist_status_t;
+    pub fn dist_reduce_scatter(
+        comm: *mut dist_comm_t,
+        send: *const dist_buffer_t,
+        recv: *const dist_buffer_t,
+        op: dist_op_t,
+        request: *mut *mut dist_request_t,
+    ) -> dist_status_t;
+    pub fn dist_all_to_all(
+        comm: *mut dist_comm_t,
+        send: *const dist_buffer_t,
+        recv: *const dist_buffer_t,
+        request: *mut *mut dist_request_t,
+    ) -> dist_status_t;
+    pub fn dist_barrier(comm: *mut dist_comm_t, request: *mut *mut dist_request_t) -> dist_status_t;
+    pub fn dist_comm_algorithm(
+        comm: *const dist_comm_t,
+        collective: dist_collective_t,
+        bytes: u64,
+        name: *mut *const c_char,
+    ) -> dist_status_t;
+
+    pub fn dist_request_test(request: *mut dist_request_t, done: *mut i32) -> dist_status_t;
+    pub fn dist_request_wait(request: *mut dist_request_t, timeout_ms: i64) -> dist_status_t;
+    pub fn dist_request_free(request: *mut dist_request_t);
+}

@@ -1,0 +1,376 @@
+//! Communicators and the seven collectives.
+//!
+//! Blocking calls take slices (`&[T]` to send, `&mut [T]` to receive); the
+//! `*_start` calls take ownership of a `Vec<T>` and give it back from
+//! [`Request::wait`], so no buffer can be freed or touched while the call runs.
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::context::{millis, Context};
+use crate::dtype::{describe, Element, Op};
+use crate::error::{check, Error, Result};
+use crate::request::Request;
+use crate::sys;
+
+/// All-reduce algorithm choice (dist_allreduce_algorithm_t).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllreduceAlgorithm {
+    Auto,
+    Ring,
+    Rabenseifner,
+    RecursiveDoubling,
+    /// Through the segment the ranks share; needs [`CommPath::SharedMemory`]
+    /// (else `DIST_ERR_UNSUPPORTED`).
+    SharedMemory,
+}
+
+impl AllreduceAlgorithm {
+    pub fn raw(self) -> sys::dist_allreduce_algorithm_t {
+        match self {
+            AllreduceAlgorithm::Auto => sys::DIST_ALLREDUCE_AUTO,
+            AllreduceAlgorithm::Ring => sys::DIST_ALLREDUCE_RING,
+            AllreduceAlgorithm::Rabenseifner => sys::DIST_ALLREDUCE_RABENSEIFNER,
+            AllreduceAlgorithm::RecursiveDoubling => sys::DIST_ALLREDUCE_RECURSIVE_DOUBLING,
+            AllreduceAlgorithm::SharedMemory => sys::DIST_ALLREDUCE_SHARED_MEMORY,
+        }
+    }
+}
+
+/// How a communicator's collectives travel (dist_comm_path_t), decided by all its
+/// ranks when it is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommPath {
+    /// One rank: nothing travels (DIST_COMM_PATH_SELF).
+    SingleRank,
+    /// UCX messages between ranks.
+    PointToPoint,
+    /// A memory segment shared by all ranks, on one host.
+    SharedMemory,
+}
+
+impl CommPath {
+    pub fn from_raw(path: sys::dist_comm_path_t) -> Option<CommPath> {
+        match path {
+            sys::DIST_COMM_PATH_SELF => Some(CommPath::SingleRank),
+            sys::DIST_COMM_PATH_POINT_TO_POINT => Some(CommPath::PointToPoint),
+            sys::DIST_COMM_PATH_SHARED_MEMORY => Some(CommPath::SharedMemory),
+            _ => None,
+        }
+    }
+}
+
+/// One of the seven collectives (dist_collective_t), to ask which algorithm it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collective {
+    AllReduce,
+    Reduce,
+    Broadcast,
+    AllGather,
+    ReduceScatter,
+    AllToAll,
+    Barrier,
+}
+
+impl Collective {
+    pub const ALL: [Collective; 7] = [
+        Collective::AllReduce,
+        Collective::Reduce,
+        Collective::Broadcast,
+        Collective::AllGather,
+        Collective::ReduceScatter,
+        Collective::AllToAll,
+        Collective::Barrier,
+    ];
+
+    pub fn raw(self) -> sys::dist_collective_t {
+        match self {
+            Collective::AllReduce => sys::DIST_COLLECTIVE_ALL_REDUCE,
+            Collective::Reduce => sys::DIST_COLLECTIVE_REDUCE,
+            Collective::Broadcast => sys::DIST_COLLECTIVE_BROADCAST,
+            Collective::AllGather => sys::DIST_COLLECTIVE_ALL_GATHER,
+            Collective::ReduceScatter => sys::DIST_COLLECTIVE_REDUCE_SCATTER,
+            Collective::AllToAll => sys::DIST_COLLECTIVE_ALL_TO_ALL,
+            Collective::Barrier => sys::DIST_COLLECTIVE_BARRIER,
+        }
+    }
+}
+
+/// dist_comm_options_t; `None` keeps the current setting's default.
+#[derive(Debug, Clone, Default)]
+pub struct CommOptions {
+    pub timeout: Option<Duration>,
+    pub allreduce: Option<AllreduceAlgorithm>,
+}
+
+/// A communicator. Send but not Sync: the header requires calls on one
+/// communicator from one thread at a time, in the same order on every member.
+#[derive(Debug)]
+pub struct Comm<'ctx> {
+    raw: *mut sys::dist_comm_t,
+    /// Set for the world communicator, which the context owns.
+    world_taken: Option<&'ctx AtomicBool>,
+    _context: PhantomData<&'ctx Context>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+// SAFETY: a communicator may move to another thread; !Sync keeps its use single-threaded.
+unsafe impl Send for Comm<'_> {}
+
+/// Which buffers a C collective reads and writes.
+struct Buffers {
+    send: Option<sys::dist_buffer_t>,
+    recv: Option<sys::dist_buffer_t>,
+}
+
+impl Buffers {
+    fn send(&self) -> *const sys::dist_buffer_t {
+        self.send.as_ref().map_or(ptr::null(), |b| b)
+    }
+    fn recv(&self) -> *const sys::dist_buffer_t {
+        self.recv.as_ref().map_or(ptr::null(), |b| b)
+    }
+}
+
+fn pair<T: Element>(send: &[T], recv: &mut [T]) -> Buffers {
+    Buffers { send: Some(describe(send.as_ptr(), send.len())), recv: Some(describe(recv.as_ptr(), recv.len())) }
+}
+
+fn in_place<T: Element>(data: &mut [T]) -> Buffers {
+    Buffers { send: None, recv: Some(describe(data.as_ptr(), data.len())) }
+}
+
+/// One of the seven collectives, with its scalar arguments.
+#[derive(Clone, Copy)]
+enum Kind {
+    AllReduce(Op),
+    Reduce(Op, i32),
+    Broadcast(i32),
+    AllGather,
+    ReduceScatter(Op),
+    AllToAll,
+    Barrier,
+}
+
+impl<'ctx> Comm<'ctx> {
+    pub(crate) fn world(raw: *mut sys::dist_comm_t, _context: &'ctx Context, taken: &'ctx AtomicBool) -> Comm<'ctx> {
+        Comm { raw, world_taken: Some(taken), _context: PhantomData, _not_sync: PhantomData }
+    }
+
+    pub fn as_raw(&self) -> *mut sys::dist_comm_t {
+        self.raw
+    }
+
+    pub fn rank(&self) -> Result<i32> {
+        let mut rank = 0;
+        // SAFETY: a live handle.
+        check(unsafe { sys::dist_comm_rank(self.raw, &mut rank) })?;
+        Ok(rank)
+    }
+
+    pub fn size(&self) -> Result<i32> {
+        let mut size = 0;
+        // SAFETY: a live handle.
+        check(unsafe { sys::dist_comm_size(self.raw, &mut size) })?;
+        Ok(size)
+    }
+
+    /// How this communicator's collectives travel.
+    pub fn path(&self) -> Result<CommPath> {
+        let mut path = 0;
+        // SAFETY: a live handle and a valid output.
+        check(unsafe { sys::dist_comm_path(self.raw, &mut path) })?;
+        CommPath::from_raw(path).ok_or_else(|| Error::invalid(format!("unknown communicator path {path}")))
+    }
+
+    /// The algorithm this communicator runs for `collective` with `bytes` bytes per
+    /// rank: "shm_direct", "ring", "self", ... (see dist_comm_algorithm).
+    pub fn algorithm(&self, collective: Collective, bytes: u64) -> Result<&'static str> {
+        self.algorithm_raw(collective.raw(), bytes)
+    }
+
+    /// [`Comm::algorithm`] for a raw dist_collective_t (one read from elsewhere):
+    /// the library checks the value.
+    pub fn algorithm_raw(&self, collective: sys::dist_collective_t, bytes: u64) -> Result<&'static str> {
+        let mut name = ptr::null();
+        // SAFETY: a live handle and a valid output; the library checks `collective`.
+        check(unsafe { sys::dist_comm_algorithm(self.raw, collective, bytes, &mut name) })?;
+        // SAFETY: on success `name` is a static NUL-terminated ASCII string.
+        Ok(unsafe { std::ffi::CStr::from_ptr(name) }.to_str().unwrap_or(""))
+    }
+
+    /// dist_comm_split (collective over this communicator): members with the same
+    /// color form a new communicator ranked by (key, rank); a negative color gives None.
+    pub fn split(&self, color: i32, key: i32) -> Result<Option<Comm<'ctx>>> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: a live handle and a valid output.
+        check(unsafe { sys::dist_comm_split(self.raw, color, key, &mut raw) })?;
+        Ok((!raw.is_null()).then(|| Comm { raw, world_taken: None, _context: PhantomData, _not_sync: PhantomData }))
+    }
+
+    pub fn configure(&self, options: &CommOptions) -> Result<()> {
+        let mut raw = sys::dist_comm_options_t::default();
+        if let Some(t) = options.timeout {
+            raw.field_mask |= sys::DIST_COMM_OPT_TIMEOUT_MS;
+            raw.timeout_ms = millis(t);
+        }
+        if let Some(a) = options.allreduce {
+            raw.field_mask |= sys::DIST_COMM_OPT_ALLREDUCE;
+            raw.allreduce = a.raw();
+        }
+        // SAFETY: a live handle; no call runs concurrently on it (Comm is !Sync and
+        // every pending Request borrows it).
+        check(unsafe { sys::dist_comm_configure(self.raw, &raw) })
+    }
+
+    /// Issues a collective: blocking when `request` is None.
+    fn issue(&self, kind: Kind, b: &Buffers, request: Option<&mut *mut sys::dist_request_t>) -> Result<()> {
+        let out = request.map_or(ptr::null_mut(), |r| r as *mut _);
+        let c = self.raw;
+        // SAFETY: the descriptors point into buffers the caller keeps alive and
+        // unaliased for the whole call (borrowed slices, or Vecs a Request owns).
+        let status = unsafe {
+            match kind {
+                Kind::AllReduce(op) => sys::dist_all_reduce(c, b.send(), b.recv(), op.raw(), out),
+                Kind::Reduce(op, root) => sys::dist_reduce(c, b.send(), b.recv(), op.raw(), root, out),
+                Kind::Broadcast(root) => sys::dist_broadcast(c, b.recv(), root, out),
+                Kind::AllGather => sys::dist_all_gather(c, b.send(), b.recv(), out),
+                Kind::ReduceScatter(op) => sys::dist_reduce_scatter(c, b.send(), b.recv(), op.raw(), out),
+                Kind::AllToAll => sys::dist_all_to_all(c, b.send(), b.recv(), out),
+                Kind::Barrier => sys::dist_barrier(c, out),
+            }
+        };
+        check(status)
+    }
+
+    fn start<T: Element>(&self, kind: Kind, data: Vec<T>, recv_count: usize) -> Result<Request<'_, T>> {
+        let buffers = Buffers { send: None, recv: Some(describe(data.as_ptr(), recv_count)) };
+        let mut raw = ptr::null_mut();
+        self.issue(kind, &buffers, Some(&mut raw))?;
+        // The Vec's heap block does not move when the Vec does.
+        Ok(Request::new(raw, data))
+    }
+
+    /// The block count of an in-place reduce-scatter over `len` elements.
+    #[allow(clippy::manual_is_multiple_of)] // is_multiple_of needs a newer Rust than this crate's minimum
+    fn block_of(&self, len: usize) -> Result<usize> {
+        let size = self.size()? as usize;
+        if len % size != 0 {
+            return Err(Error::invalid(format!("reduce_scatter: {len} elements are not a multiple of the {size} ranks")));
+        }
+        Ok(len / size)
+    }
+
+    /// Element-wise reduction of `send` over all ranks into `recv` (same length).
+    pub fn all_reduce<T: Element>(&self, send: &[T], recv: &mut [T], op: Op) -> Result<()> {
+        self.issue(Kind::AllReduce(op), &pair(send, recv), None)
+    }
+
+    pub fn all_reduce_in_place<T: Element>(&self, data: &mut [T], op: Op) -> Result<()> {
+        self.issue(Kind::AllReduce(op), &in_place(data), None)
+    }
+
+    /// Reduces onto `root`; `recv` is needed at the root only.
+    pub fn reduce<T: Element>(&self, send: &[T], recv: Option<&mut [T]>, op: Op, root: i32) -> Result<()> {
+        let buffers = Buffers {
+            send: Some(describe(send.as_ptr(), send.len())),
+            recv: recv.map(|r| describe(r.as_ptr(), r.len())),
+        };
+        self.issue(Kind::Reduce(op, root), &buffers, None)
+    }
+
+    pub fn reduce_in_place<T: Element>(&self, data: &mut [T], op: Op, root: i32) -> Result<()> {
+        self.issue(Kind::Reduce(op, root), &in_place(data), None)
+    }
+
+    /// Sends `data` from `root` to every rank.
+    pub fn broadcast<T: Element>(&self, data: &mut [T], root: i32) -> Result<()> {
+        self.issue(Kind::Broadcast(root), &in_place(data), None)
+    }
+
+    /// `recv` (size × send.len()) gets rank r's `send` at block r.
+    pub fn all_gather<T: Element>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        self.issue(Kind::AllGather, &pair(send, recv), None)
+    }
+
+    /// In place: this rank's block is already in `recv`.
+    pub fn all_gather_in_place<T: Element>(&self, recv: &mut [T]) -> Result<()> {
+        self.issue(Kind::AllGather, &in_place(recv), None)
+    }
+
+    /// `recv` (c elements) gets block `rank` of the reduction of `send` (size × c).
+    pub fn reduce_scatter<T: Element>(&self, send: &[T], recv: &mut [T], op: Op) -> Result<()> {
+        self.issue(Kind::ReduceScatter(op), &pair(send, recv), None)
+    }
+
+    /// In place: `data` holds size × c inputs; the result lands in its first c.
+    pub fn reduce_scatter_in_place<T: Element>(&self, data: &mut [T], op: Op) -> Result<()> {
+        let block = self.block_of(data.len())?;
+        let buffers = Buffers { send: None, recv: Some(describe(data.as_ptr(), block)) };
+        self.issue(Kind::ReduceScatter(op), &buffers, None)
+    }
+
+    /// Block j of this rank's `send` becomes block `rank` of rank j's `recv`.
+    pub fn all_to_all<T: Element>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
+        self.issue(Kind::AllToAll, &pair(send, recv), None)
+    }
+
+    pub fn all_to_all_in_place<T: Element>(&self, data: &mut [T]) -> Result<()> {
+        self.issue(Kind::AllToAll, &in_place(data), None)
+    }
+
+    pub fn barrier(&self) -> Result<()> {
+        self.issue(Kind::Barrier, &Buffers { send: None, recv: None }, None)
+    }
+
+    // ---- Non-blocking, in place, on owned buffers ----------------------------
+
+    pub fn all_reduce_start<T: Element>(&self, data: Vec<T>, op: Op) -> Result<Request<'_, T>> {
+        let n = data.len();
+        self.start(Kind::AllReduce(op), data, n)
+    }
+
+    pub fn reduce_start<T: Element>(&self, data: Vec<T>, op: Op, root: i32) -> Result<Request<'_, T>> {
+        let n = data.len();
+        self.start(Kind::Reduce(op, root), data, n)
+    }
+
+    pub fn broadcast_start<T: Element>(&self, data: Vec<T>, root: i32) -> Result<Request<'_, T>> {
+        let n = data.len();
+        self.start(Kind::Broadcast(root), data, n)
+    }
+
+    pub fn all_gather_start<T: Element>(&self, recv: Vec<T>) -> Result<Request<'_, T>> {
+        let n = recv.len();
+        self.start(Kind::AllGather, recv, n)
+    }
+
+    pub fn reduce_scatter_start<T: Element>(&self, data: Vec<T>, op: Op) -> Result<Request<'_, T>> {
+        let block = self.block_of(data.len())?;
+        self.start(Kind::ReduceScatter(op), data, block)
+    }
+
+    pub fn all_to_all_start<T: Element>(&self, data: Vec<T>) -> Result<Request<'_, T>> {
+        let n = data.len();
+        self.start(Kind::AllToAll, data, n)
+    }
+
+    pub fn barrier_start(&self) -> Result<Request<'_, u8>> {
+        let mut raw = ptr::null_mut();
+        self.issue(Kind::Barrier, &Buffers { send: None, recv: None }, Some(&mut raw))?;
+        Ok(Request::new(raw, Vec::new()))
+    }
+}
+
+impl Drop for Comm<'_> {
+    fn drop(&mut self) {
+        match self.world_taken {
+            // The world is the context's: only give it back.
+            Some(taken) => taken.store(false, Ordering::Release),
+            // SAFETY: a split communicator, destroyed once; its requests borrowed it and are gone.
+            None => unsafe { sys::dist_comm_destroy(self.raw) },
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Joining the cluster: `dist_context_t` as `Context`.
+use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::cluster::Cluster;
+use crate::comm::Comm;
+use crate::error::{check, Error, Result};
+use crate::strings::{opt_to_c, ptr as c_ptr};
+use crate::sys;
+
+/// dist_context_options_t; `None` takes the library's default.
+#[derive(Debug, Clone, Default)]
+pub struct ContextOptions {
+    /// The cluster token (else DIST_CLUSTER_TOKEN, else DIST_CLUSTER_TOKEN_FILE).
+    pub token: Option<String>,
+    pub token_file: Option<String>,
+    /// How long to wait for every member (default 120 s).
+    pub connect_timeout: Option<Duration>,
+    /// Default deadline of every collective (default 60 s).
+    pub timeout: Option<Duration>,
+}
+
+pub(crate) fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// This process's membership in the cluster.
+///
+/// rank, size and abort may be called from any thread (Send + Sync). The world
+/// communicator is handed out once at a time ([`Context::world`]) so that the C
+/// rule "one thread at a time per communicator" holds; communicators borrow the
+/// context, so they are always dropped before it.
+#[derive(Debug)]
+pub struct Context {
+    raw: *mut sys::dist_context_t,
+    world_taken: AtomicBool,
+}
+
+// SAFETY: the header allows rank/size/abort from any thread at any time; comm_world is
+// serialised by `world_taken`; destroy runs in Drop with exclusive access.
+unsafe impl Send for Context {}
+unsafe impl Sync for Context {}
+
+impl Context {
+    /// dist_context_create: blocks until every member has connected.
+    pub fn new(cluster: &Cluster, options: &ContextOptions) -> Result<Context> {
+        let token = opt_to_c(options.token.as_deref())?;
+        let token_file = opt_to_c(options.token_file.as_deref())?;
+        let mut raw_options = sys::dist_context_options_t::default();
+        if token.is_some() {
+            raw_options.field_mask |= sys::DIST_CONTEXT_OPT_TOKEN;
+        }
+        if token_file.is_some() {
+            raw_options.field_mask |= sys::DIST_CONTEXT_OPT_TOKEN_FILE;
+        }
+        (raw_options.token, raw_options.token_file) = (c_ptr(&token), c_ptr(&token_file));
+        if let Some(t) = options.connect_timeout {
+            raw_options.field_mask |= sys::DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS;
+            raw_options.connect_timeout_ms = millis(t);
+        }
+        if let Some(t) = options.timeout {
+            raw_options.field_mask |= sys::DIST_CONTEXT_OPT_TIMEOUT_MS;
+            raw_options.timeout_ms = millis(t);
+        }
+        let mut raw = ptr::null_mut();
+        // SAFETY: a live cluster; the option strings outlive the call.
+        check(unsafe { sys::dist_context_create(cluster.as_raw(), &raw_options, &mut raw) })?;
+        Ok(Context { raw, world_taken: AtomicBool::new(false) })
+    }
+
+    /// Joins with the default options.
+    pub fn join(cluster: &Cluster) -> Result<Context> {
+        Context::new(cluster, &ContextOptions::default())
+    }
+
+    pub fn rank(&self) -> Result<i32> {
+        let mut rank = 0;
+        // SAFETY: a live handle; allowed from any thread.
+        check(unsafe { sys::dist_context_rank(self.raw, &mut rank) })?;
+        Ok(rank)
+    }
+
+    pub fn size(&self) -> Result<i32> {
+        let mut size = 0;
+        // SAFETY: as above.
+        check(unsafe { sys::dist_context_size(self.raw, &mut size) })?;
+        Ok(size)
+    }
+
+    /// Makes every pending and later call on every communicator fail with
+    /// DIST_ERR_ABORTED, here and on every peer.
+    pub fn abort(&self, reason: Option<&str>) -> Result<()> {
+        let reason = opt_to_c(reason)?;
+        // SAFETY: a live handle; allowed from any thread.
+        check(unsafe { sys::dist_context_abort(self.raw, c_ptr(&reason)) })
+    }
+
+    /// The communicator of all members. Only one `Comm` for the world exists at a
+    /// time; asking again while it lives is an error.
+    pub fn world(&self) -> Result<Comm<'_>> {
+        if self.world_taken.swap(true, Ordering::AcqRel) {
+            return Err(Error::invalid("the world communicator is already in use (drop the other Comm first)"));
+        }
+        let mut raw = ptr::null_mut();
+        // SAFETY: a live handle; only one thread gets here at a time (world_taken).
+        if let Err(e) = check(unsafe { sys::dist_comm_world(self.raw, &mut raw) }) {
+            self.world_taken.store(false, Ordering::Release);
+            return Err(e);
+        }
+        Ok(Comm::world(raw, self, &self.world_taken))
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: every Comm borrows the context, so none is left; destroyed once.
+        unsafe { sys::dist_context_destroy(self.raw) };
+    }
+}

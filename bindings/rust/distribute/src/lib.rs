@@ -1,0 +1,101 @@
+//! Safe Rust API for libdistribute: clusters (TensorFlow's cluster resolvers),
+//! contexts that join them, communicators and collectives over slices.
+//!
+//! ```no_run
+//! use distribute::{Cluster, Context, Op};
+//! let cluster = Cluster::from_env()?;
+//! let context = Context::join(&cluster)?;
+//! let world = context.world()?;
+//! let mut gradient = vec![1.0f32; 1024];
+//! world.all_reduce_in_place(&mut gradient, Op::Mean)?;
+//! # Ok::<(), distribute::Error>(())
+//! ```
+//!
+//! Ownership mirrors the C rules: a `Comm` borrows its `Context`, a `Request` its
+//! `Comm`, so the borrow checker orders every destroy. These do not compile:
+//!
+//! A communicator shared between threads (the header allows one thread at a time):
+//! ```compile_fail,E0277
+//! fn share<T: Sync>(_: &T) {}
+//! # fn f(world: distribute::Comm<'_>) {
+//! share(&world);
+//! # }
+//! ```
+//! A communicator outliving its context:
+//! ```compile_fail,E0597
+//! # fn f(cluster: &distribute::Cluster) -> distribute::Result<()> {
+//! let world = {
+//!     let context = distribute::Context::join(cluster)?;
+//!     context.world()?
+//! };
+//! # Ok(()) }
+//! ```
+//! A request outliving its communicator:
+//! ```compile_fail,E0597
+//! # fn f(context: &distribute::Context) -> distribute::Result<()> {
+//! let request = {
+//!     let world = context.world()?;
+//!     world.barrier_start()?
+//! };
+//! # Ok(()) }
+//! ```
+pub use distribute_sys as sys;
+
+mod cluster;
+mod comm;
+mod context;
+mod dtype;
+mod error;
+mod request;
+mod strings;
+
+pub use cluster::{resolver_name, Cluster, ClusterOptions, Resolver};
+pub use comm::{AllreduceAlgorithm, Collective, Comm, CommOptions, CommPath};
+pub use context::{Context, ContextOptions};
+pub use dtype::{Element, Op, BF16, F16};
+pub use error::{status_string, Error, Result};
+pub use request::Request;
+
+/// DIST_VERSION_HEX of the loaded library.
+pub fn version() -> u32 {
+    // SAFETY: no arguments.
+    unsafe { sys::dist_version() }
+}
+
+/// "0.1.0" of the loaded library.
+pub fn version_string() -> String {
+    // SAFETY: static storage.
+    strings::borrowed(unsafe { sys::dist_version_string() }).unwrap_or_default()
+}
+
+/// Optional components built in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Features(pub u32);
+
+impl Features {
+    pub fn ucx(self) -> bool {
+        self.0 & sys::DIST_FEATURE_UCX != 0
+    }
+    pub fn cuda(self) -> bool {
+        self.0 & sys::DIST_FEATURE_CUDA != 0
+    }
+    pub fn nccl(self) -> bool {
+        self.0 & sys::DIST_FEATURE_NCCL != 0
+    }
+    pub fn hwloc(self) -> bool {
+        self.0 & sys::DIST_FEATURE_HWLOC != 0
+    }
+}
+
+pub fn build_features() -> Features {
+    // SAFETY: no arguments.
+    Features(unsafe { sys::dist_build_features() })
+}
+
+/// The build report as JSON.
+pub fn build_info() -> Result<String> {
+    let mut out = std::ptr::null_mut();
+    // SAFETY: a valid output; the string is ours to free.
+    error::check(unsafe { sys::dist_build_info(&mut out) })?;
+    Ok(strings::owned(out))
+}

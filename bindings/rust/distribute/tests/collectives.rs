@@ -1,0 +1,92 @@
+mod common;
+use distribute::{sys, AllreduceAlgorithm, Collective, CommOptions, CommPath, Op};
+
+#[test]
+fn each_collective_on_one_rank() {
+    let (_cluster, context) = common::single();
+    assert_eq!((context.rank().unwrap(), context.size().unwrap()), (0, 1));
+    let world = context.world().unwrap();
+    let data = [3.0f32, -1.0, 2.5];
+    let mut out = [0f32; 3];
+    world.all_reduce(&data, &mut out, Op::Mean).unwrap();
+    assert_eq!(out, data);
+    let mut out = [0f32; 3];
+    world.reduce(&data, Some(&mut out), Op::Min, 0).unwrap();
+    assert_eq!(out, data);
+    let mut b = data;
+    world.broadcast(&mut b, 0).unwrap();
+    assert_eq!(b, data);
+    let mut out = [0f32; 3];
+    world.all_gather(&data, &mut out).unwrap();
+    assert_eq!(out, data);
+    let mut out = [0f32; 3];
+    world.reduce_scatter(&data, &mut out, Op::Sum).unwrap();
+    assert_eq!(out, data);
+    let mut out = [0f32; 3];
+    world.all_to_all(&data, &mut out).unwrap();
+    assert_eq!(out, data);
+    let mut inplace = data;
+    world.reduce_scatter_in_place(&mut inplace, Op::Max).unwrap();
+    world.all_gather_in_place(&mut inplace).unwrap();
+    world.all_to_all_in_place(&mut inplace).unwrap();
+    world.reduce_in_place(&mut inplace, Op::Sum, 0).unwrap();
+    assert_eq!(inplace, data);
+    world.barrier().unwrap();
+}
+
+#[test]
+fn non_blocking_calls_return_their_buffers() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    let first = world.all_reduce_start((0..10i64).collect(), Op::Sum).unwrap();
+    let second = world.broadcast_start(vec![7u8; 3], 0).unwrap();
+    assert_eq!(first.wait().unwrap(), (0..10).collect::<Vec<_>>());
+    assert_eq!(second.wait().unwrap(), vec![7u8; 3]);
+    for request in [world.reduce_start(vec![1u32], Op::Sum, 0).unwrap(), world.all_gather_start(vec![1u32]).unwrap(),
+                    world.reduce_scatter_start(vec![1u32], Op::Sum).unwrap(), world.all_to_all_start(vec![1u32]).unwrap()] {
+        assert_eq!(request.wait().unwrap(), vec![1u32]);
+    }
+    let mut barrier = world.barrier_start().unwrap();
+    assert!(barrier.wait_timeout(std::time::Duration::from_secs(30)).unwrap());
+    assert!(barrier.test().unwrap());
+}
+
+#[test]
+fn wrong_arguments_are_named() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    let error = world.all_reduce(&[0f32; 4], &mut [0f32; 5], Op::Sum).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT);
+    assert!(error.message().contains("count"), "{error}");
+    let error = world.broadcast(&mut [0i32; 2], 5).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT);
+}
+
+#[test]
+fn configure_then_reduce() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    world
+        .configure(&CommOptions { timeout: Some(std::time::Duration::from_secs(5)), allreduce: Some(AllreduceAlgorithm::Ring) })
+        .unwrap();
+    let mut data = vec![1f32; 64];
+    world.all_reduce_in_place(&mut data, Op::Sum).unwrap();
+    assert_eq!(data.iter().sum::<f32>(), 64.0);
+}
+
+#[test]
+fn path_and_algorithm_of_one_rank() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    assert_eq!(world.path().unwrap(), CommPath::SingleRank);
+    for collective in Collective::ALL {
+        assert_eq!(world.algorithm(collective, 1 << 20).unwrap(), "self", "{collective:?}");
+    }
+    let error = world.algorithm_raw(7, 8).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT);
+    assert!(error.message().contains("collective 7 is not a DIST_COLLECTIVE_* value"), "{error}");
+    // One rank shares no segment: the shared-memory all-reduce is refused.
+    let error = world.configure(&CommOptions { allreduce: Some(AllreduceAlgorithm::SharedMemory), ..Default::default() }).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_UNSUPPORTED);
+    assert!(error.message().contains("DIST_ALLREDUCE_SHARED_MEMORY"), "{error}");
+}
