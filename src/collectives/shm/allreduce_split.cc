@@ -10,7 +10,8 @@
 namespace dist {
 
 // Per step, with the chunk cut into n slices and rank r owning slice r:
-//   1. each rank copies into its slot only the slices the others own;
+//   1. each rank copies into its slot only the slices the others own (for the
+//      next step already while it waits for the others in step 2);
 //   2. rank r combines slice r of everyone (its own straight from its input),
 //      writes the result to its output and to its slot;
 //   3. each rank copies the other slices' results from their owners' slots.
@@ -28,16 +29,22 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
   // A large result goes to memory with streaming stores, through a cached slice.
   const bool streamed = count * element >= kStreamStoreMinBytes;
   std::vector<unsigned char> scratch(streamed ? BlockLayout(per_step, n).largest() * element : 0);
+  // Copies into `slot` the slices of the chunk at `first` that the others combine.
+  auto copy_in = [&](unsigned char* slot, size_t first) {
+    const size_t elements = std::min(per_step, count - first);
+    const BlockLayout slices(elements, n);
+    for (int r = 0; r < n; ++r) {
+      if (r == me) continue;
+      const size_t at = slices.offset(r) * element;
+      copy_chunk(slot + at, in + (first + slices.offset(r)) * element, slices.size(r) * element);
+    }
+  };
+  copy_in(group.my_slot(), 0);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const BlockLayout slices(elements, n);
     const unsigned char* chunk_in = in + first * element;
     unsigned char* chunk_out = out + first * element;
     unsigned char* slot = group.my_slot();
-    for (int r = 0; r < n; ++r) {
-      if (r == me) continue;
-      const size_t at = slices.offset(r) * element;
-      copy_chunk(slot + at, chunk_in + at, slices.size(r) * element);
-    }
     group.arrive_and_wait();
 
     const size_t mine = slices.offset(me) * element;
@@ -49,7 +56,11 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
     if (op == ReduceOp::MEAN) finalize_mean(result, slices.size(me), dtype, n);
     copy_chunk(slot + mine, result, mine_bytes);
     if (streamed) stream_store(chunk_out + mine, result, mine_bytes);
-    group.publish_reduced_and_wait();
+    group.publish_reduced();
+    // While the others finish combining, read the next step's input: the
+    // memory traffic overlaps the wait instead of following it.
+    if (first + elements < count) copy_in(group.my_next_slot(), first + elements);
+    group.wait_reduced();
 
     for (int r = 0; r < n; ++r) {
       if (r == me) continue;

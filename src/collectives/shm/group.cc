@@ -48,10 +48,7 @@ void ShmGroup::arrive_and_wait() {
   wait_for_all(Counter::kArrived);
 }
 
-void ShmGroup::publish_reduced_and_wait() {
-  segment_.control(rank_).reduced.store(step_, std::memory_order_release);
-  wait_for_all(Counter::kReduced);
-}
+void ShmGroup::publish_reduced() { segment_.control(rank_).reduced.store(step_, std::memory_order_release); }
 
 void ShmGroup::wait_for_all(Counter counter) {
   const int n = size();

@@ -40,12 +40,17 @@ class ShmGroup {
 
   // This rank's slot, and any rank's, for the current step.
   unsigned char* my_slot() const { return segment_.slot(rank_, static_cast<int>(step_ & 1)); }
+  // This rank's slot for the next step. Writable once arrive_and_wait() of the
+  // current step has returned: every peer has then finished the step before,
+  // the last one that read it.
+  unsigned char* my_next_slot() const { return segment_.slot(rank_, static_cast<int>((step_ + 1) & 1)); }
   const unsigned char* slot(int rank) const { return segment_.slot(rank, static_cast<int>(step_ & 1)); }
 
   // Announces this rank's contribution to the current step and waits for all.
   void arrive_and_wait();
-  // Split all-reduce: announces this rank's reduced slice and waits for all.
-  void publish_reduced_and_wait();
+  // Split all-reduce: announces this rank's reduced slice; then waits for all.
+  void publish_reduced();
+  void wait_reduced() { wait_for_all(Counter::kReduced); }
   // Moves to the next step of the call.
   void next_step() { ++step_; }
 
