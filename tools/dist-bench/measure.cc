@@ -33,11 +33,13 @@ double time_calls(dist_comm_t* comm, const Options& o, const Layout& layout, std
   return max_over_ranks(comm, std::chrono::duration<double>(Clock::now() - start).count() / calls);
 }
 
-// Warm-up calls that also estimate one call's time; then `repeats` batches
-// sized to share the budget; the median batch.
+// Warm-up calls, then as many timed to estimate one call's time; then
+// `repeats` batches sized to share the budget; the median batch.
 Row measure(dist_comm_t* comm, const Options& o, const Layout& layout, std::vector<unsigned char>& send,
             std::vector<unsigned char>& recv, int ranks) {
   constexpr int kWarmCalls = 5;
+  // The first calls at a size set up buffers and paths; they are not timed.
+  for (int i = 0; i < kWarmCalls; ++i) call_collective(comm, o.collective, *o.dtype, layout, send.data(), recv.data());
   const double per_call = time_calls(comm, o, layout, send, recv, kWarmCalls);
   const double batch_seconds = o.seconds_per_size / o.repeats;
   // Every rank must make the same number of calls: per_call is agreed on.
