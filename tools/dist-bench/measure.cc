@@ -63,7 +63,8 @@ void print_header(const Options& o, int ranks) {
   }
   const bool sums = o.collective == DIST_COLLECTIVE_ALL_REDUCE || o.collective == DIST_COLLECTIVE_REDUCE ||
                     o.collective == DIST_COLLECTIVE_REDUCE_SCATTER;
-  std::printf("# %s, %s%s, %d ranks\n", collective_name(o.collective), o.dtype->name, sums ? " sum" : "", ranks);
+  std::printf("# %s, %s%s, %d rank%s\n", collective_name(o.collective), o.dtype->name, sums ? " sum" : "", ranks,
+              ranks == 1 ? "" : "s");
   std::printf("%12s %9s %12s %12s %12s  %s\n", "bytes", "iters", "median_us", "algbw_GB/s", "busbw_GB/s", "algorithm");
 }
 
