@@ -147,7 +147,8 @@ typedef struct {
   char fields[kFields][96];
 } csv_row;
 
-/* Splits `text` into lines: the header, then the rows. Returns the row count. */
+/* Splits `text` into lines: the header, then the rows (into `rows` unless it
+ * is NULL). Returns the row count. */
 static int parse_csv(const char* text, csv_row* rows) {
   const char* line = strchr(text, '\n');
   int count = 0;
@@ -159,6 +160,10 @@ static int parse_csv(const char* text, csv_row* rows) {
     int field = 0;
     if (end == NULL) fail_msg("the last CSV line has no newline:\n%s", text);
     if (count == kMaxRows) fail_msg("more than %d rows:\n%s", kMaxRows, text);
+    if (rows == NULL) { /* counting only */
+      line = end + 1;
+      continue;
+    }
     memset(&rows[count], 0, sizeof rows[count]);
     for (const char* start = line; start <= end; field++) {
       const char* stop = memchr(start, ',', (size_t)(end - start));
@@ -330,6 +335,46 @@ static void test_table_names_the_algorithm(void** state) {
   assert_int_equal(rows, 2);
 }
 
+/* ---- the check catches wrong results --------------------------------------------------- */
+
+/* With a shim preloaded that flips a bit of element 3 of each result on one rank
+ * (tests/dist_bench_support/corrupt_results.c), every collective fails its check
+ * before a timing row is printed, naming collective, dtype, size and element. */
+static void test_wrong_results_are_caught(void** state) {
+  static const struct {
+    const char* op;
+    const char* dtype;
+    const char* rank; /* the rank whose result is wrong: reduce's result is the root's */
+    const char* message;
+  } cases[] = {
+      {"all_reduce", "f32", "1", "all_reduce f32 at 64 bytes: wrong result, element 3 of 16 on rank 1 is "},
+      {"all_reduce", "bf16", "0", "all_reduce bf16 at 64 bytes: wrong result, element 3 of 32 on rank 0 is "},
+      {"reduce", "i32", "0", "reduce i32 at 64 bytes: wrong result, element 3 of 16 on rank 0 is "},
+      {"broadcast", "u8", "1", "broadcast u8 at 64 bytes: wrong result, element 3 of 64 on rank 1 is "},
+      {"all_gather", "f64", "1", "all_gather f64 at 64 bytes: wrong result, element 3 of 8 on rank 1 is "},
+      {"reduce_scatter", "f16", "1", "reduce_scatter f16 at 64 bytes: wrong result, element 3 of 16 on rank 1 is "},
+      {"all_to_all", "i64", "0", "all_to_all i64 at 64 bytes: wrong result, element 3 of 8 on rank 0 is "},
+  };
+  const char* shim = getenv("DIST_BENCH_CORRUPT");
+  (void)state;
+  if (shim == NULL) fail_msg("DIST_BENCH_CORRUPT is not set; run this test through ctest");
+  assert_int_equal(setenv("LD_PRELOAD", shim, 1), 0);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    assert_int_equal(setenv("DIST_TEST_CORRUPT_RANK", cases[i].rank, 1), 0);
+    run_tool("-n", "2", "--op", cases[i].op, "--dtype", cases[i].dtype, "--sizes", "64", "--seconds", "0.02", "--csv",
+             NULL);
+    if (run.exit_code <= 0 || strstr(run.err, cases[i].message) == NULL) {
+      unsetenv("LD_PRELOAD");
+      fail_msg("%s %s: exit code %d, expected a failure saying \"%s\"; stderr:\n%s", cases[i].op, cases[i].dtype,
+               run.exit_code, cases[i].message, run.err);
+    }
+    /* Rank 0 may be ended before its header leaves its buffer. */
+    if (run.out[0] != '\0' && parse_csv(run.out, NULL) != 0) fail_msg("%s: rows printed for a wrong result:\n%s", cases[i].op, run.out);
+  }
+  unsetenv("LD_PRELOAD");
+  unsetenv("DIST_TEST_CORRUPT_RANK");
+}
+
 /* ---- bad flags ----------------------------------------------------------------------- */
 
 static void test_bad_flags_are_named(void** state) {
@@ -373,6 +418,7 @@ int main(void) {
       cmocka_unit_test(test_barrier_is_one_row),
       cmocka_unit_test(test_bench_run_flags),
       cmocka_unit_test(test_table_names_the_algorithm),
+      cmocka_unit_test(test_wrong_results_are_caught),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

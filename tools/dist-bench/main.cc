@@ -12,6 +12,7 @@
 #include "local_launch.h"
 #include "measure.h"
 #include "options.h"
+#include "verify.h"
 
 namespace {
 
@@ -54,6 +55,8 @@ int main(int argc, char** argv) {
   } catch (const dist::Error& e) {
     std::fprintf(stderr, "dist-bench: %s\n", e.what());
     return e.status() == dist::Status::kInvalidArgument ? 2 : 1;
+  } catch (const dist::bench::CheckReported&) {
+    return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "dist-bench: out of memory\n");
     return 1;

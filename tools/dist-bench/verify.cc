@@ -123,11 +123,18 @@ void verify_collective(dist_comm_t* comm, dist_collective_t collective, const Dt
   fill_input(collective, dtype, layout, send, recv, rank);
   call_collective(comm, collective, dtype, layout, send, recv);
   const std::string wrong = first_wrong_element(collective, dtype, layout, recv, rank, ranks);
-  const bool any_wrong = max_over_ranks(comm, wrong.empty() ? 0.0 : 1.0) > 0.0;
-  if (!any_wrong) return;
   const std::string what = std::string(collective_name(collective)) + " " + dtype.name + " at " +
                            std::to_string(layout.csv_bytes) + " bytes: wrong result, ";
-  fail(Status::kInternal, what + (wrong.empty() ? "seen on another rank" : wrong));
+  // Said before the ranks agree: once another rank fails, a launcher may end
+  // this one before it could say which element was wrong.
+  if (!wrong.empty()) {
+    std::fprintf(stderr, "dist-bench: %s%s\n", what.c_str(), wrong.c_str());
+    std::fflush(stderr);
+  }
+  const bool any_wrong = max_over_ranks(comm, wrong.empty() ? 0.0 : 1.0) > 0.0;
+  if (!any_wrong) return;
+  if (!wrong.empty()) throw CheckReported();
+  fail(Status::kInternal, what + "seen on another rank");
 }
 
 }  // namespace dist::bench

@@ -4,6 +4,8 @@
 // it computes itself, so a broken path cannot report a speed.
 #pragma once
 
+#include <exception>
+
 #include "c_api.h"
 #include "collective.h"
 #include "dtype.h"
@@ -14,10 +16,17 @@ namespace dist::bench {
 // be exact in `dtype` (f16/bf16 with many ranks).
 void require_exact_check(dist_collective_t collective, const Dtype& dtype, int ranks);
 
+// A wrong result this rank has already printed to stderr.
+class CheckReported : public std::exception {
+ public:
+  const char* what() const noexcept override { return "wrong result (reported on stderr)"; }
+};
+
 // Runs the collective once on `send`/`recv` (sized for `layout`) and checks
-// the result on every rank. All ranks agree on the outcome: each throws
-// dist::Error when any rank saw a wrong element; that rank's message names the
-// collective, dtype, size and first wrong element.
+// the result on every rank. All ranks agree on the outcome and throw when any
+// rank saw a wrong element: that rank prints a line naming the collective,
+// dtype, size and first wrong element and throws CheckReported; the others
+// throw dist::Error saying another rank saw it.
 void verify_collective(dist_comm_t* comm, dist_collective_t collective, const Dtype& dtype, const Layout& layout,
                        void* send, void* recv, int rank, int ranks);
 
