@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display on the benchmark machines
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"libdistribute": "tab:red", "gloo": "tab:blue", "openmpi": "tab:green"}
+COLORS = {"distribute": "tab:red", "gloo": "tab:blue", "openmpi": "tab:green"}
 REFERENCES = {"ucx_perftest": "tab:purple", "memcpy": "tab:gray"}
 
 
@@ -68,7 +68,7 @@ def main(argv):
         return 1
 
     fig, (bw_ax, time_ax) = plt.subplots(1, 2, figsize=(15, 6))
-    impls = sorted({impl for impl, _ in variants}, key=lambda i: (i != "libdistribute", i))
+    impls = sorted({impl for impl, _ in variants}, key=lambda i: (i != "distribute", i))
     for impl in impls:
         color = COLORS.get(impl, "tab:orange")
         for (who, _), rows in sorted(variants.items()):

@@ -1,31 +1,30 @@
-// dist-bench: times libdistribute's collectives and prints CSV that bench/run
-// sets beside Gloo's and Open MPI's figures.
+// dist-bench: checks and times libdistribute's collectives and prints CSV that
+// bench/run sets beside Gloo's and Open MPI's figures.
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "base/status.h"
 #include "c_api.h"
+#include "collective.h"
 #include "local_launch.h"
 #include "measure.h"
 #include "options.h"
+#include "verify.h"
 
 namespace {
 
-void check(dist_status_t status, const char* what) {
-  if (status != DIST_OK) dist::fail(static_cast<dist::Status>(status), std::string(what) + ": " + dist_last_error());
-}
-
 int run_as_rank(const dist::bench::Options& options) {
   dist_cluster_t* cluster = nullptr;
-  check(dist_cluster_resolve(nullptr, &cluster), "resolving the cluster");
+  dist::bench::check_status(dist_cluster_resolve(nullptr, &cluster), "resolving the cluster");
   std::unique_ptr<dist_cluster_t, decltype(&dist_cluster_destroy)> cluster_guard(cluster, &dist_cluster_destroy);
   dist_context_t* context = nullptr;
-  check(dist_context_create(cluster, nullptr, &context), "joining the cluster");
+  dist::bench::check_status(dist_context_create(cluster, nullptr, &context), "joining the cluster");
   std::unique_ptr<dist_context_t, decltype(&dist_context_destroy)> context_guard(context, &dist_context_destroy);
   dist_comm_t* world = nullptr;
-  check(dist_comm_world(context, &world), "comm_world");
+  dist::bench::check_status(dist_comm_world(context, &world), "comm_world");
   return dist::bench::run_benchmark(world, options);
 }
 
@@ -56,5 +55,10 @@ int main(int argc, char** argv) {
   } catch (const dist::Error& e) {
     std::fprintf(stderr, "dist-bench: %s\n", e.what());
     return e.status() == dist::Status::kInvalidArgument ? 2 : 1;
+  } catch (const dist::bench::CheckReported&) {
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "dist-bench: out of memory\n");
+    return 1;
   }
 }

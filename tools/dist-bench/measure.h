@@ -1,5 +1,5 @@
-// Times one collective at each size on an already joined communicator and
-// prints a row per size (rank 0 prints).
+// Times one collective at each size on an already joined communicator, after
+// checking its result there, and prints a row per size (rank 0 prints).
 #pragma once
 
 #include "c_api.h"
@@ -7,7 +7,7 @@
 
 namespace dist::bench {
 
-// Returns the process exit code.
+// Returns the process exit code; throws dist::Error on a failed call or check.
 int run_benchmark(dist_comm_t* comm, const Options& options);
 
 }  // namespace dist::bench

@@ -4,24 +4,36 @@
 #include <cstdlib>
 
 #include "base/status.h"
+#include "collective.h"
 
 namespace dist::bench {
 
 const char* const kUsage =
-    "usage: dist-bench [-n RANKS] [--collective all_reduce|broadcast|all_gather|reduce_scatter|all_to_all|barrier]\n"
-    "                  [--algorithm auto|ring|rabenseifner|recursive_doubling] [--sizes 8,1K,64M,...]\n"
+    "usage: dist-bench [-n RANKS]\n"
+    "                  [--op all_reduce|reduce|broadcast|all_gather|reduce_scatter|all_to_all|barrier]\n"
+    "                  [--dtype i8|u8|i32|u32|i64|u64|f16|bf16|f32|f64]\n"
+    "                  [--algo auto|ring|rabenseifner|recursive_doubling|shm] [--sizes 8,1K,64M,...]\n"
     "                  [--seconds S] [--repeats R] [--no-check] [--variant LABEL] [--csv]\n"
     "\n"
-    "Times float32 collectives between the ranks of a cluster (TF_CONFIG, Slurm, MPI\n"
-    "or torchrun environment), or between RANKS local processes it starts itself with -n.\n"
-    "Prints impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,busbw_GBps.\n";
+    "Times one collective (default all_reduce, f32, sum; root 0 for reduce and\n"
+    "broadcast) between the ranks of a cluster (TF_CONFIG, Slurm, MPI or torchrun\n"
+    "environment, e.g. under dist-run), or between RANKS local processes it starts\n"
+    "itself with -n. Each size (bytes, default 8 B to 256 MiB) is checked once\n"
+    "against values every rank computes itself, then timed: warm-up, R batches\n"
+    "within S seconds, the median batch's time per call (slowest rank). Rank 0\n"
+    "prints a table, or with --csv\n"
+    "impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,busbw_GBps\n"
+    "where variant is --variant or the algorithm the library used at that size.\n"
+    "--algo forces the all-reduce algorithm (DIST_ALLREDUCE_ALGO=shm_direct or\n"
+    "shm_split in the environment forces those). --collective and --algorithm\n"
+    "are other names for --op and --algo.\n";
 
 namespace {
 
 // A whole decimal number in [min, max]; the error names the flag.
 int64_t parse_number(const std::string& text, const std::string& flag, int64_t min, int64_t max) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
-    fail_invalid(flag + ": '" + text + "' is not a number");
+    fail_invalid(flag + ": " + quoted(text) + " is not a number");
   }
   errno = 0;
   long long value = std::strtoll(text.c_str(), nullptr, 10);
@@ -30,6 +42,8 @@ int64_t parse_number(const std::string& text, const std::string& flag, int64_t m
   }
   return value;
 }
+
+constexpr uint64_t kLargestSize = uint64_t{1} << 40;
 
 uint64_t parse_size(const std::string& text) {
   if (text.empty()) fail_invalid("--sizes: an empty size");
@@ -41,14 +55,39 @@ uint64_t parse_size(const std::string& text) {
     case 'G': case 'g': scale = 1ull << 30; digits.pop_back(); break;
     default: break;
   }
-  return static_cast<uint64_t>(parse_number(digits, "--sizes", 0, int64_t{1} << 40)) * scale;
+  const uint64_t bytes = static_cast<uint64_t>(parse_number(digits, "--sizes", 1, kLargestSize)) * scale;
+  if (bytes > kLargestSize) fail_invalid("--sizes: " + text + " is above 1 TiB");
+  return bytes;
+}
+
+std::vector<uint64_t> parse_sizes(const std::string& list) {
+  std::vector<uint64_t> sizes;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    sizes.push_back(parse_size(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sizes;
+}
+
+dist_allreduce_algorithm_t parse_algorithm(const std::string& name, const std::string& flag) {
+  if (name == "auto") return DIST_ALLREDUCE_AUTO;
+  if (name == "ring") return DIST_ALLREDUCE_RING;
+  if (name == "rabenseifner") return DIST_ALLREDUCE_RABENSEIFNER;
+  if (name == "recursive_doubling") return DIST_ALLREDUCE_RECURSIVE_DOUBLING;
+  if (name == "shm") return DIST_ALLREDUCE_SHARED_MEMORY;
+  fail_invalid(flag + ": " + quoted(name) + " is not auto, ring, rabenseifner, recursive_doubling or shm");
 }
 
 }  // namespace
 
 Options parse_options(int argc, char** argv) {
   Options o;
-  o.sizes = {8, 64, 1024, 16 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20};
+  o.dtype = &parse_dtype("f32", "--dtype");
+  o.sizes = {8, 64, 1024, 16 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20};
+  std::string algorithm_flag;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     auto value = [&]() -> std::string {
@@ -57,34 +96,22 @@ Options parse_options(int argc, char** argv) {
     };
     if (flag == "-n") {
       o.launch_ranks = static_cast<int>(parse_number(value(), "-n", 1, 64));
-    } else if (flag == "--collective") {
-      o.collective = value();
-      static const char* const kKinds[] = {"all_reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all", "barrier"};
-      bool known = false;
-      for (const char* k : kKinds) known = known || o.collective == k;
-      if (!known) fail_invalid("--collective: '" + o.collective + "' is not a collective dist-bench times");
-    } else if (flag == "--algorithm") {
+    } else if (flag == "--op" || flag == "--collective") {
+      o.collective = parse_collective(value(), flag);
+    } else if (flag == "--dtype") {
+      o.dtype = &parse_dtype(value(), flag);
+    } else if (flag == "--algo" || flag == "--algorithm") {
       o.algorithm = value();
-      if (o.algorithm != "auto" && o.algorithm != "ring" && o.algorithm != "rabenseifner" &&
-          o.algorithm != "recursive_doubling") {
-        fail_invalid("--algorithm: '" + o.algorithm + "' is not auto, ring, rabenseifner or recursive_doubling");
-      }
+      o.allreduce = parse_algorithm(o.algorithm, flag);
+      algorithm_flag = flag;
     } else if (flag == "--sizes") {
-      o.sizes.clear();
-      std::string list = value();
-      size_t start = 0;
-      while (start <= list.size()) {
-        size_t comma = list.find(',', start);
-        o.sizes.push_back(parse_size(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
+      o.sizes = parse_sizes(value());
     } else if (flag == "--seconds") {
       std::string text = value();
       char* end = nullptr;
       o.seconds_per_size = std::strtod(text.c_str(), &end);
-      if (end == text.c_str() || *end != '\0' || !(o.seconds_per_size > 0)) {
-        fail_invalid("--seconds: '" + text + "' is not a positive number");
+      if (end == text.c_str() || *end != '\0' || !(o.seconds_per_size > 0 && o.seconds_per_size < 3600)) {
+        fail_invalid("--seconds: " + quoted(text) + " is not a number of seconds in (0, 3600)");
       }
     } else if (flag == "--repeats") {
       o.repeats = static_cast<int>(parse_number(value(), "--repeats", 1, 1000));
@@ -92,13 +119,20 @@ Options parse_options(int argc, char** argv) {
       o.check = false;
     } else if (flag == "--variant") {
       o.variant = value();
+      if (o.variant.empty() || o.variant.find_first_of(",\n\"") != std::string::npos) {
+        fail_invalid("--variant: " + quoted(o.variant) + " must be non-empty, without commas, quotes or newlines");
+      }
     } else if (flag == "--csv") {
       o.csv = true;
     } else {
-      fail_invalid("unknown flag '" + flag + "'");
+      fail_invalid("unknown flag " + quoted(flag));
     }
   }
-  if (o.variant.empty()) o.variant = o.collective + ":" + o.algorithm;
+  // The algorithm choice is the all-reduce's; other collectives pick their own.
+  if (o.allreduce != DIST_ALLREDUCE_AUTO && o.collective != DIST_COLLECTIVE_ALL_REDUCE) {
+    fail_invalid(algorithm_flag + ": " + o.algorithm + " chooses the all_reduce algorithm; " +
+                 collective_name(o.collective) + " takes only auto");
+  }
   return o;
 }
 

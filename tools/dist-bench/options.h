@@ -5,18 +5,23 @@
 #include <string>
 #include <vector>
 
+#include "c_api.h"
+#include "dtype.h"
+
 namespace dist::bench {
 
 struct Options {
   int launch_ranks = 0;               // -n: start this many local ranks itself
-  std::string collective = "all_reduce";
-  std::string algorithm = "auto";     // all-reduce algorithm (auto, ring, rabenseifner, recursive_doubling)
-  std::vector<uint64_t> sizes;        // bytes per rank
+  dist_collective_t collective = DIST_COLLECTIVE_ALL_REDUCE;  // --op (or --collective)
+  const Dtype* dtype = nullptr;       // --dtype; f32 unless given
+  std::string algorithm = "auto";     // --algo (or --algorithm): the all-reduce algorithm
+  dist_allreduce_algorithm_t allreduce = DIST_ALLREDUCE_AUTO;
+  std::vector<uint64_t> sizes;        // bytes, as bench/README.md's table counts them
   double seconds_per_size = 0.5;      // time budget for the timed batches of one size
   int repeats = 7;                    // timed batches per size; the median is reported
   bool csv = false;
   bool check = true;                  // verify the result once per size
-  std::string variant;                // label for the CSV's variant column
+  std::string variant;                // the CSV's variant column; empty: the algorithm used
 };
 
 // Throws dist::Error naming the bad flag.
