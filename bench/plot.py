@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Draws the all-reduce comparison from a bench/run CSV.
+"""Draws the all-reduce comparison from a bench/compare CSV.
 
 usage: bench/plot.py RESULTS.csv OUT.png
 

@@ -1,5 +1,5 @@
 // Gloo's collectives, timed by peer_measure and checked by peer_collective.
-// One process per rank, started by bench/run (see gloo_rendezvous.h); one
+// One process per rank, started by bench/compare (see gloo_rendezvous.h); one
 // collective, one algorithm and one transport mode per launch, every size.
 #include <csignal>
 #include <cstdio>

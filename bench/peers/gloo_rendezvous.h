@@ -1,4 +1,4 @@
-// Joining the job bench/run started: RANK and SIZE from the environment, a
+// Joining the job bench/compare started: RANK and SIZE from the environment, a
 // FileStore in GLOO_STORE_DIR (a fresh temp dir per launch) for the address
 // exchange, and Gloo's TCP transport bound to 127.0.0.1.
 #pragma once

@@ -1,6 +1,6 @@
 /* Open MPI's collectives, timed by peer_measure and checked by peer_collective.
  * Which transport and algorithm MPI uses is decided by the mpirun command line
- * (bench/run); --variant only names that configuration in the CSV.
+ * (bench/compare); --variant only names that configuration in the CSV.
  * Every collective is out of place except broadcast, so inputs stay intact and
  * the result is checked both before and after timing. */
 #include <mpi.h>
