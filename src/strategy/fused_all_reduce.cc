@@ -1,0 +1,160 @@
+#include "strategy/fused_all_reduce.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "collectives/reduce_kernels.h"
+
+namespace dist {
+namespace {
+
+struct Bucket {
+  std::vector<unsigned char>* storage = nullptr;
+  DType dtype = DType::F32;
+  uint64_t count = 0;
+  std::vector<FusedSegment> segments;
+  std::shared_ptr<Operation> operation;
+};
+
+void check_tensors(const Strategy& strategy, const std::vector<std::vector<TensorRef>>& per_replica) {
+  if (static_cast<int>(per_replica.size()) != strategy.num_local_replicas()) {
+    fail_invalid(std::to_string(per_replica.size()) + " replicas' tensors given for " +
+                 std::to_string(strategy.num_local_replicas()) + " local replicas");
+  }
+  const std::vector<TensorRef>& first = per_replica[0];
+  for (size_t r = 1; r < per_replica.size(); ++r) {
+    for (size_t i = 0; i < first.size(); ++i) {
+      const TensorRef& t = per_replica[r][i];
+      if (t.dtype != first[i].dtype || t.count != first[i].count) {
+        fail_invalid("replica " + std::to_string(r) + "'s tensor " + std::to_string(i) + " is " + name(t.dtype) + "[" +
+                     std::to_string(t.count) + "] but replica 0's is " + name(first[i].dtype) + "[" +
+                     std::to_string(first[i].count) + "]");
+      }
+    }
+  }
+}
+
+class FusionPipeline {
+ public:
+  FusionPipeline(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
+                 const FusedConsumer& consume)
+      : strategy_(strategy), op_(op), per_replica_(per_replica), consume_(consume) {
+    for (auto& storage : strategy.fusion_buffers()) free_.push_back(&storage);
+  }
+
+  // Waits for what is still on the wire before the buffers go away.
+  ~FusionPipeline() {
+    for (Bucket& bucket : in_flight_) bucket.operation->wait_for(std::chrono::milliseconds(-1));
+  }
+
+  void run() {
+    const std::vector<TensorRef>& tensors = per_replica_[0];
+    std::vector<DType> dtypes;
+    for (const TensorRef& t : tensors) {
+      if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
+    }
+    for (DType dtype : dtypes) {
+      const uint64_t capacity = std::max<uint64_t>(1, strategy_.bytes_per_pack() / size_of(dtype));
+      Bucket bucket = open_bucket(dtype);
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        if (tensors[i].dtype != dtype) continue;
+        for (uint64_t offset = 0; offset < tensors[i].count;) {
+          const uint64_t take = std::min(tensors[i].count - offset, capacity - bucket.count);
+          bucket.segments.push_back(FusedSegment{i, offset, take, dtype});
+          bucket.count += take;
+          offset += take;
+          if (bucket.count == capacity) {
+            send(bucket);
+            bucket = open_bucket(dtype);
+          }
+        }
+      }
+      if (bucket.count > 0) send(bucket);
+    }
+    while (!in_flight_.empty()) finish_oldest();
+  }
+
+ private:
+  Bucket open_bucket(DType dtype) {
+    if (free_.empty()) finish_oldest();
+    Bucket bucket;
+    bucket.dtype = dtype;
+    bucket.storage = free_.back();
+    free_.pop_back();
+    const size_t capacity_bytes = std::max<size_t>(size_of(dtype), strategy_.bytes_per_pack());
+    if (bucket.storage->size() < capacity_bytes) bucket.storage->resize(capacity_bytes);
+    return bucket;
+  }
+
+  // Packs (combining the local replicas) and puts the bucket on the wire.
+  void send(Bucket& bucket) {
+    const size_t element = size_of(bucket.dtype);
+    std::vector<const void*> inputs(per_replica_.size());
+    uint64_t position = 0;
+    for (const FusedSegment& s : bucket.segments) {
+      for (size_t r = 0; r < per_replica_.size(); ++r) {
+        inputs[r] = static_cast<const unsigned char*>(per_replica_[r][s.tensor].data) + s.offset * element;
+      }
+      reduce_many(bucket.storage->data() + position * element, inputs.data(), inputs.size(), s.count, bucket.dtype,
+                  ReduceOp::SUM);
+      position += s.count;
+    }
+    bucket.operation =
+        strategy_.submit_all_reduce_across_workers(TensorRef{bucket.storage->data(), bucket.count, bucket.dtype},
+                                                   ReduceOp::SUM);
+    in_flight_.push_back(std::move(bucket));
+  }
+
+  void finish_oldest() {
+    Bucket bucket = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    bucket.operation->wait_for(std::chrono::milliseconds(-1));
+    if (bucket.operation->status() != Status::kOk) {
+      throw Error(bucket.operation->status(), bucket.operation->message());
+    }
+    if (op_ == ReduceOp::MEAN) {
+      finalize_mean(bucket.storage->data(), bucket.count, bucket.dtype, strategy_.num_replicas_in_sync());
+    }
+    const size_t element = size_of(bucket.dtype);
+    uint64_t position = 0;
+    for (const FusedSegment& s : bucket.segments) {
+      consume_(s, bucket.storage->data() + position * element);
+      position += s.count;
+    }
+    free_.push_back(bucket.storage);
+  }
+
+  Strategy& strategy_;
+  ReduceOp op_;
+  const std::vector<std::vector<TensorRef>>& per_replica_;
+  const FusedConsumer& consume_;
+  std::vector<std::vector<unsigned char>*> free_;
+  std::deque<Bucket> in_flight_;
+};
+
+}  // namespace
+
+void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
+                      const FusedConsumer& consume) {
+  if (op != ReduceOp::SUM && op != ReduceOp::MEAN) {
+    fail_invalid(std::string("op ") + name(op) + " is not SUM or MEAN");
+  }
+  check_tensors(strategy, per_replica);
+  FusionPipeline pipeline(strategy, op, per_replica, consume);
+  pipeline.run();
+}
+
+FusedConsumer write_back_to_replicas(const std::vector<std::vector<TensorRef>>& per_replica) {
+  return [&per_replica](const FusedSegment& s, const void* reduced) {
+    const size_t element = size_of(s.dtype);
+    for (const std::vector<TensorRef>& tensors : per_replica) {
+      std::memcpy(static_cast<unsigned char*>(tensors[s.tensor].data) + s.offset * element, reduced,
+                  static_cast<size_t>(s.count) * element);
+    }
+  };
+}
+
+}  // namespace dist

@@ -1,0 +1,85 @@
+#include "strategy/run.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace dist {
+namespace {
+
+// The first failure of a run; later ones are usually its echo (kAborted).
+class FirstFailure {
+ public:
+  void record(int replica_id, Status status, const std::string& message) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (failed_) return;
+    failed_ = true;
+    status_ = status;
+    message_ = "replica " + std::to_string(replica_id) + ": " + message;
+  }
+  void rethrow() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (failed_) throw Error(status_, message_);
+  }
+
+ private:
+  std::mutex mutex_;
+  bool failed_ = false;
+  Status status_ = Status::kOk;
+  std::string message_;
+};
+
+// Clears the strategy's "running" flag however run_replicas leaves.
+class ActiveRun {
+ public:
+  explicit ActiveRun(std::atomic<bool>& flag) : flag_(flag) {
+    if (flag_.exchange(true)) fail_invalid("dist_strategy_run is already running on this strategy");
+  }
+  ~ActiveRun() { flag_ = false; }
+
+ private:
+  std::atomic<bool>& flag_;
+};
+
+}  // namespace
+
+void run_replicas(Strategy& strategy, const std::function<void(ReplicaContext&)>& body) {
+  ActiveRun active(strategy.running());
+  ReplicaRendezvous& rendezvous = strategy.rendezvous();
+  rendezvous.reset();
+  FirstFailure failure;
+  auto run_one = [&](int local_index) {
+    ReplicaContext context(strategy, local_index);
+    try {
+      body(context);
+      return;
+    } catch (const Error& e) {
+      failure.record(context.replica_id(), e.status(), e.what());
+    } catch (const std::bad_alloc&) {
+      failure.record(context.replica_id(), Status::kNoMemory, "out of memory");
+    } catch (const std::exception& e) {
+      failure.record(context.replica_id(), Status::kInternal, e.what());
+    }
+    rendezvous.abort("replica " + std::to_string(context.replica_id()) + " failed");
+  };
+  const int replicas = strategy.num_local_replicas();
+  if (replicas == 1) {
+    run_one(0);  // no thread to start for a single replica
+  } else {
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<size_t>(replicas));
+    try {
+      for (int i = 0; i < replicas; ++i) threads.emplace_back(run_one, i);
+    } catch (const std::system_error& e) {
+      failure.record(-1, Status::kSystem, std::string("cannot start a replica thread: ") + e.what());
+      rendezvous.abort("a replica thread could not be started");
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  failure.rethrow();
+}
+
+}  // namespace dist
