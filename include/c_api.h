@@ -903,8 +903,10 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
 /* Cross-replica (collective): grads[r * n + i] is local replica r's gradient of
  * vars[i] (ON_WRITE variables of this strategy, f32/f64, gradient of the same
  * dtype and count). The gradients are mean-all-reduced over the sync group in
- * fused buckets as dist_strategy_batch_all_reduce does (the gradient buffers are
- * left unchanged), then the optimizer updates every copy of every variable. */
+ * fused buckets as dist_strategy_batch_all_reduce does, then the optimizer
+ * updates every copy of every variable. The gradient buffers are scratch: with
+ * one local replica, gradients larger than half a bucket are all-reduced in
+ * place (they hold the mean afterwards); otherwise they are left unchanged. */
 DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strategy,
                                                         dist_variable_t* const* vars,
                                                         const dist_buffer_t* grads, size_t n,

@@ -11,8 +11,12 @@
 namespace dist {
 namespace {
 
+// Collectives in flight at once, besides the bucket being packed.
+constexpr size_t kMaxInFlight = 3;
+
 struct Bucket {
-  std::vector<unsigned char>* storage = nullptr;
+  std::vector<unsigned char>* storage = nullptr;  // null when the data is the caller's tensor
+  unsigned char* data = nullptr;
   DType dtype = DType::F32;
   uint64_t count = 0;
   std::vector<FusedSegment> segments;
@@ -56,19 +60,29 @@ class FusionPipeline {
     for (const TensorRef& t : tensors) {
       if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
     }
+    // With one local replica there is nothing to combine, so a large tensor can
+    // go on the wire from where it lies, sparing a copy in and a copy out.
+    const bool zero_copy = per_replica_.size() == 1;
     for (DType dtype : dtypes) {
       const uint64_t capacity = std::max<uint64_t>(1, strategy_.bytes_per_pack() / size_of(dtype));
-      Bucket bucket = open_bucket(dtype);
+      Bucket bucket;
       for (size_t i = 0; i < tensors.size(); ++i) {
         if (tensors[i].dtype != dtype) continue;
+        if (zero_copy && tensors[i].count >= capacity / 2 + 1) {
+          for (uint64_t offset = 0; offset < tensors[i].count; offset += capacity) {
+            send_in_place(i, offset, std::min(capacity, tensors[i].count - offset), dtype);
+          }
+          continue;
+        }
         for (uint64_t offset = 0; offset < tensors[i].count;) {
+          if (bucket.storage == nullptr) bucket = open_bucket(dtype);
           const uint64_t take = std::min(tensors[i].count - offset, capacity - bucket.count);
           bucket.segments.push_back(FusedSegment{i, offset, take, dtype});
           bucket.count += take;
           offset += take;
           if (bucket.count == capacity) {
             send(bucket);
-            bucket = open_bucket(dtype);
+            bucket = Bucket();
           }
         }
       }
@@ -79,14 +93,31 @@ class FusionPipeline {
 
  private:
   Bucket open_bucket(DType dtype) {
-    if (free_.empty()) finish_oldest();
+    while (free_.empty() || in_flight_.size() >= kMaxInFlight) finish_oldest();
     Bucket bucket;
     bucket.dtype = dtype;
     bucket.storage = free_.back();
     free_.pop_back();
     const size_t capacity_bytes = std::max<size_t>(size_of(dtype), strategy_.bytes_per_pack());
     if (bucket.storage->size() < capacity_bytes) bucket.storage->resize(capacity_bytes);
+    bucket.data = bucket.storage->data();
     return bucket;
+  }
+
+  void send_in_place(size_t tensor, uint64_t offset, uint64_t count, DType dtype) {
+    while (in_flight_.size() >= kMaxInFlight) finish_oldest();
+    Bucket bucket;
+    bucket.dtype = dtype;
+    bucket.data = static_cast<unsigned char*>(per_replica_[0][tensor].data) + offset * size_of(dtype);
+    bucket.count = count;
+    bucket.segments.push_back(FusedSegment{tensor, offset, count, dtype});
+    submit(bucket);
+  }
+
+  void submit(Bucket& bucket) {
+    bucket.operation =
+        strategy_.submit_all_reduce_across_workers(TensorRef{bucket.data, bucket.count, bucket.dtype}, ReduceOp::SUM);
+    in_flight_.push_back(std::move(bucket));
   }
 
   // Packs (combining the local replicas) and puts the bucket on the wire.
@@ -98,14 +129,11 @@ class FusionPipeline {
       for (size_t r = 0; r < per_replica_.size(); ++r) {
         inputs[r] = static_cast<const unsigned char*>(per_replica_[r][s.tensor].data) + s.offset * element;
       }
-      reduce_many(bucket.storage->data() + position * element, inputs.data(), inputs.size(), s.count, bucket.dtype,
+      reduce_many(bucket.data + position * element, inputs.data(), inputs.size(), s.count, bucket.dtype,
                   ReduceOp::SUM);
       position += s.count;
     }
-    bucket.operation =
-        strategy_.submit_all_reduce_across_workers(TensorRef{bucket.storage->data(), bucket.count, bucket.dtype},
-                                                   ReduceOp::SUM);
-    in_flight_.push_back(std::move(bucket));
+    submit(bucket);
   }
 
   void finish_oldest() {
@@ -116,15 +144,15 @@ class FusionPipeline {
       throw Error(bucket.operation->status(), bucket.operation->message());
     }
     if (op_ == ReduceOp::MEAN) {
-      finalize_mean(bucket.storage->data(), bucket.count, bucket.dtype, strategy_.num_replicas_in_sync());
+      finalize_mean(bucket.data, bucket.count, bucket.dtype, strategy_.num_replicas_in_sync());
     }
     const size_t element = size_of(bucket.dtype);
     uint64_t position = 0;
     for (const FusedSegment& s : bucket.segments) {
-      consume_(s, bucket.storage->data() + position * element);
+      consume_(s, bucket.data + position * element);
       position += s.count;
     }
-    free_.push_back(bucket.storage);
+    if (bucket.storage != nullptr) free_.push_back(bucket.storage);
   }
 
   Strategy& strategy_;
@@ -151,8 +179,8 @@ FusedConsumer write_back_to_replicas(const std::vector<std::vector<TensorRef>>& 
   return [&per_replica](const FusedSegment& s, const void* reduced) {
     const size_t element = size_of(s.dtype);
     for (const std::vector<TensorRef>& tensors : per_replica) {
-      std::memcpy(static_cast<unsigned char*>(tensors[s.tensor].data) + s.offset * element, reduced,
-                  static_cast<size_t>(s.count) * element);
+      unsigned char* target = static_cast<unsigned char*>(tensors[s.tensor].data) + s.offset * element;
+      if (target != reduced) std::memcpy(target, reduced, static_cast<size_t>(s.count) * element);
     }
   };
 }

@@ -3,7 +3,8 @@
 // cut into buckets of bytes_per_pack, small tensors packed together and large
 // ones split. Packing a bucket also combines the local replicas; while one
 // bucket is all-reduced across workers, the next is packed and the previous
-// one handed to the consumer.
+// one handed to the consumer. With a single local replica, tensors of more
+// than half a bucket are all-reduced where they lie (no copy in or out).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,8 @@ using FusedConsumer = std::function<void(const FusedSegment& segment, const void
 
 // per_replica[r][i] is local replica r's tensor i; every replica's tensor i has
 // the same dtype and count. op SUM or MEAN (over every replica in sync).
-// consume sees every element of every tensor exactly once, in stream order.
+// consume sees every element of every tensor exactly once, bucket by bucket as
+// they complete; `reduced` may point into the caller's tensor (single replica).
 // Collective in a multi-worker strategy.
 void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
                       const FusedConsumer& consume);
