@@ -569,6 +569,7 @@ typedef int32_t dist_communication_t;
 #define DIST_STRATEGY_OPT_COMMUNICATION   (1ull << 2)
 #define DIST_STRATEGY_OPT_BYTES_PER_PACK  (1ull << 3)
 #define DIST_STRATEGY_OPT_TIMEOUT_SECONDS (1ull << 4)
+#define DIST_STRATEGY_OPT_BIND_THREADS    (1ull << 5)
 
 typedef struct dist_strategy_options {
   uint64_t field_mask;
@@ -583,6 +584,11 @@ typedef struct dist_strategy_options {
   uint64_t bytes_per_pack;
   /* Deadline of each cross-worker collective; default: the context's. */
   double timeout_seconds;
+  /* Nonzero: each replica thread is bound to its own core, hwloc spreading the
+   * local replicas over the cores this process may use. Default 0 (the OS
+   * schedules them; better on a machine shared with other jobs). Needs hwloc
+   * (DIST_ERR_UNSUPPORTED without it). */
+  int32_t bind_threads;
 } dist_strategy_options_t;
 
 #ifdef __cplusplus
@@ -621,16 +627,17 @@ DIST_EXPORT dist_status_t dist_strategy_worker_index(const dist_strategy_t* stra
 
 /* ---- Running replicas ---------------------------------------------------------- */
 
-typedef dist_status_t (*dist_replica_fn)(dist_replica_context_t* replica, void* user_data);
+typedef dist_status_t (*dist_replica_fn_t)(dist_replica_context_t* replica, void* user_data);
 
-/* Calls fn(replica, user_data) once per local replica, each on its own thread, and
- * returns when all have returned. A replica fails by returning an error status;
+/* Calls fn(replica, user_data) once per local replica, each on its own thread
+ * (a single local replica runs on the calling thread), and returns when all have
+ * returned. A replica fails by returning an error status;
  * the call then fails with the first failing replica's status and message
  * ("replica 1: ..."), and replicas waiting for it in a replica all-reduce or merge
  * call are released with DIST_ERR_ABORTED. (Other workers of a
  * MULTI_WORKER_MIRRORED strategy learn of it when their collective with this
  * worker times out.) Not re-entrant: fn must not call dist_strategy_run. */
-DIST_EXPORT dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn,
+DIST_EXPORT dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn_t fn,
                                             void* user_data);
 
 /* Inside fn: the replica's id in the sync group, the group's size, its local index. */
@@ -651,12 +658,12 @@ DIST_EXPORT dist_status_t dist_replica_all_reduce(dist_replica_context_t* replic
 
 /* A function run once in cross-replica context: values[i] is what local replica
  * i passed to dist_replica_merge_call, user_data what local replica 0 passed. */
-typedef dist_status_t (*dist_merge_fn)(dist_strategy_t* strategy, void* const* values,
+typedef dist_status_t (*dist_merge_fn_t)(dist_strategy_t* strategy, void* const* values,
                                        int32_t num_values, void* user_data);
 
 /* Every local replica calls it; fn runs once (on one of their threads) when all
  * have arrived, and each replica's call returns fn's status. */
-DIST_EXPORT dist_status_t dist_replica_merge_call(dist_replica_context_t* replica, dist_merge_fn fn,
+DIST_EXPORT dist_status_t dist_replica_merge_call(dist_replica_context_t* replica, dist_merge_fn_t fn,
                                                   void* value, void* user_data);
 
 /* Records this replica's result of the current run (copied): what

@@ -3,8 +3,10 @@
  * and merge_call, reduce() with and without axis (partial last batch), the
  * fused batch all-reduce and apply_gradients against unfused references, the
  * input context, and the same training code under two strategies. */
+#define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 
 #include "test_support.h"
 
@@ -663,11 +665,58 @@ static void test_strategy_switch_keeps_training_code(void** state) {
   }
 }
 
+/* bind_threads: each replica thread is pinned to one PU, different PUs when
+ * the process may use enough of them. */
+struct affinity {
+  int count[2];
+  int first[2];
+};
+
+static dist_status_t record_affinity(dist_replica_context_t* replica, void* user_data) {
+  struct affinity* a = user_data;
+  int32_t r = 0;
+  dist_replica_local_index(replica, &r);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) != 0) return DIST_ERR_SYSTEM;
+  a->count[r] = CPU_COUNT(&set);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) {
+      a->first[r] = cpu;
+      break;
+    }
+  }
+  return DIST_OK;
+}
+
+static void test_bind_threads(void** state) {
+  (void)state;
+  if ((dist_build_features() & DIST_FEATURE_HWLOC) == 0) skip();
+  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
+  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES | DIST_STRATEGY_OPT_BIND_THREADS;
+  options.kind = DIST_STRATEGY_MIRRORED;
+  options.num_cpu_devices = 2;
+  options.bind_threads = 1;
+  dist_strategy_t* strategy = NULL;
+  assert_dist_ok(dist_strategy_create(NULL, &options, &strategy));
+  struct affinity a;
+  memset(&a, 0, sizeof a);
+  assert_dist_ok(dist_strategy_run(strategy, record_affinity, &a));
+  assert_int_equal(a.count[0], 1);
+  assert_int_equal(a.count[1], 1);
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) >= 2) assert_int_not_equal(a.first[0], a.first[1]);
+  dist_strategy_destroy(strategy);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_create_and_query),
       cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_run_threads_and_ids),
+      cmocka_unit_test(test_bind_threads),
       cmocka_unit_test(test_run_error_in_one_replica),
       cmocka_unit_test(test_replica_mismatch),
       cmocka_unit_test(test_merge_call),

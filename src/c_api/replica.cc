@@ -25,7 +25,7 @@ namespace {
 }
 
 struct MergeArguments {
-  dist_merge_fn fn = nullptr;
+  dist_merge_fn_t fn = nullptr;
   void* value = nullptr;
   void* user_data = nullptr;
 };
@@ -35,7 +35,7 @@ struct MergeArguments {
 
 extern "C" {
 
-DIST_EXPORT dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn fn, void* user_data) {
+DIST_EXPORT dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn_t fn, void* user_data) {
   return call_guarded(__func__, [&] {
     require(strategy, "strategy");
     require(reinterpret_cast<void*>(fn), "fn");
@@ -80,7 +80,7 @@ DIST_EXPORT dist_status_t dist_replica_all_reduce(dist_replica_context_t* replic
   });
 }
 
-DIST_EXPORT dist_status_t dist_replica_merge_call(dist_replica_context_t* replica, dist_merge_fn fn, void* value,
+DIST_EXPORT dist_status_t dist_replica_merge_call(dist_replica_context_t* replica, dist_merge_fn_t fn, void* value,
                                                   void* user_data) {
   return call_guarded(__func__, [&] {
     require(replica, "replica");

@@ -20,6 +20,7 @@ StrategyConfig read_strategy_options(const dist_strategy_options_t* in) {
   if (has(DIST_STRATEGY_OPT_NUM_CPU_DEVICES)) out.num_cpu_devices = in->num_cpu_devices;
   if (has(DIST_STRATEGY_OPT_COMMUNICATION)) out.communication = communication_from_int(in->communication);
   if (has(DIST_STRATEGY_OPT_BYTES_PER_PACK)) out.bytes_per_pack = in->bytes_per_pack;
+  if (has(DIST_STRATEGY_OPT_BIND_THREADS)) out.bind_threads = in->bind_threads != 0;
   if (has(DIST_STRATEGY_OPT_TIMEOUT_SECONDS)) {
     if (!(in->timeout_seconds > 0.0) || !std::isfinite(in->timeout_seconds) || in->timeout_seconds > 1e9) {
       fail_invalid("options: timeout_seconds " + std::to_string(in->timeout_seconds) +

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "topology/thread_binding.h"
+
 namespace dist {
 namespace {
 
@@ -51,9 +53,14 @@ void run_replicas(Strategy& strategy, const std::function<void(ReplicaContext&)>
   ReplicaRendezvous& rendezvous = strategy.rendezvous();
   rendezvous.reset();
   FirstFailure failure;
+  const int replicas = strategy.num_local_replicas();
   auto run_one = [&](int local_index) {
     ReplicaContext context(strategy, local_index);
     try {
+      // A lone replica runs on the caller's thread, which is never rebound.
+      if (replicas > 1 && !strategy.replica_pus(local_index).empty()) {
+        bind_current_thread(strategy.replica_pus(local_index));
+      }
       body(context);
       return;
     } catch (const Error& e) {
@@ -65,7 +72,6 @@ void run_replicas(Strategy& strategy, const std::function<void(ReplicaContext&)>
     }
     rendezvous.abort("replica " + std::to_string(context.replica_id()) + " failed");
   };
-  const int replicas = strategy.num_local_replicas();
   if (replicas == 1) {
     run_one(0);  // no thread to start for a single replica
   } else {

@@ -1,6 +1,7 @@
 #include "strategy/strategy.h"
 
 #include "base/status.h"
+#include "topology/thread_binding.h"
 
 namespace dist {
 namespace {
@@ -56,6 +57,7 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
     worker_index_ = comm_->rank();
     check_same_replicas_everywhere();
   }
+  if (config_.bind_threads) replica_pus_ = spread_threads(local_replicas_);
   const std::string job = identity_.task_type.empty() ? "localhost" : identity_.task_type;
   const int32_t task = identity_.task_id < 0 ? 0 : identity_.task_id;
   for (int i = 0; i < local_replicas_; ++i) {
@@ -92,6 +94,11 @@ std::shared_ptr<Operation> Strategy::submit_all_reduce_across_workers(const Tens
 void Strategy::broadcast_from_first_worker(const TensorRef& buffer) {
   if (!comm_) return;
   comm_->run(in_place_call(CollectiveKind::kBroadcast, buffer, ReduceOp::SUM, 0));
+}
+
+const std::vector<unsigned>& Strategy::replica_pus(int i) const {
+  static const std::vector<unsigned> unbound;
+  return replica_pus_.empty() ? unbound : replica_pus_[static_cast<size_t>(i)];
 }
 
 void Strategy::check_local_index(int index, const char* what) const {

@@ -27,6 +27,7 @@ struct StrategyConfig {
   Communication communication = Communication::kAuto;
   uint64_t bytes_per_pack = 0;  // 0: kDefaultBytesPerPack
   std::optional<std::chrono::milliseconds> timeout;
+  bool bind_threads = false;  // pin replica threads, spread by hwloc
 };
 
 // Who this worker is in its cluster (empty type and id -1 when alone).
@@ -69,6 +70,9 @@ class Strategy {
   // Set while dist_strategy_run is active (runs do not nest).
   std::atomic<bool>& running() { return running_; }
 
+  // The PUs replica thread i is bound to; empty when threads are not bound.
+  const std::vector<unsigned>& replica_pus(int i) const;
+
   // Throws invalid-argument when `index` is not a local replica.
   void check_local_index(int index, const char* what) const;
 
@@ -81,6 +85,7 @@ class Strategy {
   int num_workers_ = 1;
   int worker_index_ = 0;
   std::vector<std::string> devices_;
+  std::vector<std::vector<unsigned>> replica_pus_;
   std::unique_ptr<Communicator> comm_;  // null when alone
   ReplicaRendezvous rendezvous_;
   std::atomic<bool> running_{false};
