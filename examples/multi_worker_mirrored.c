@@ -1,6 +1,7 @@
-/* MultiWorkerMirroredStrategy: the digits MLP on every worker of the cluster
- * (TF_CONFIG), 2 logical CPU replicas per worker, kept in sync by all-reduce.
- * Every worker prints the hash of its final weights: they are identical.
+/* MultiWorkerMirroredStrategy: the digits MLP (examples/digits/trainer.c) on
+ * every worker of the cluster (TF_CONFIG, as dist-run sets it), 2 logical CPU
+ * replicas per worker, kept in sync by ring all-reduce. Every worker prints
+ * the hash of its final weights: they are identical.
  *
  *   dist-run -n 2 -- build/examples/multi_worker_mirrored [epochs] [digits.csv.gz]
  */
@@ -9,12 +10,6 @@
 #include "digits/trainer.h"
 
 int main(int argc, char** argv) {
-  struct train_options train;
-  const char* path = NULL;
-  digits_parse_args(argc, argv, &train, &path);
-  struct digits data;
-  if (digits_load(path, &data) != 0) return 1;
-
   dist_cluster_t* cluster = NULL;
   dist_context_t* context = NULL;
   DIGITS_CHECK(dist_cluster_resolve(NULL, &cluster));
@@ -32,14 +27,11 @@ int main(int argc, char** argv) {
   DIGITS_CHECK(dist_strategy_worker_index(strategy, &worker, &workers));
   if (worker == 0) printf("%d workers x 2 replicas = %d replicas in sync\n", (int)workers, (int)in_sync);
 
-  struct train_report report;
-  DIGITS_CHECK(digits_train(strategy, &data, &train, &report));
   char label[64];
   snprintf(label, sizeof label, "multi_worker_mirrored worker %d", (int)worker);
-  digits_print_report(label, &report);
+  const int status = digits_example_main(argc, argv, strategy, label);
   dist_strategy_destroy(strategy);
   dist_context_destroy(context);
   dist_cluster_destroy(cluster);
-  digits_free(&data);
-  return 0;
+  return status;
 }

@@ -1,4 +1,5 @@
-/* OneDeviceStrategy: the digits MLP on one replica in this process.
+/* OneDeviceStrategy: the digits MLP (examples/digits/trainer.c) on one replica
+ * in this process.
  *
  *   build/examples/one_device [epochs] [digits.csv.gz]
  */
@@ -7,19 +8,9 @@
 #include "digits/trainer.h"
 
 int main(int argc, char** argv) {
-  struct train_options train;
-  const char* path = NULL;
-  digits_parse_args(argc, argv, &train, &path);
-  struct digits data;
-  if (digits_load(path, &data) != 0) return 1;
-
   dist_strategy_t* strategy = NULL;
   DIGITS_CHECK(dist_strategy_create(NULL, NULL, &strategy)); /* the default kind: ONE_DEVICE */
-
-  struct train_report report;
-  DIGITS_CHECK(digits_train(strategy, &data, &train, &report));
-  digits_print_report("one_device", &report);
+  const int status = digits_example_main(argc, argv, strategy, "one_device");
   dist_strategy_destroy(strategy);
-  digits_free(&data);
-  return 0;
+  return status;
 }

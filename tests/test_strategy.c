@@ -8,22 +8,8 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include "test_support.h"
-
-static dist_strategy_t* make_strategy(dist_strategy_kind_t kind, int32_t devices) {
-  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
-  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES;
-  options.kind = kind;
-  options.num_cpu_devices = devices;
-  dist_strategy_t* strategy = NULL;
-  assert_dist_ok(dist_strategy_create(NULL, &options, &strategy));
-  return strategy;
-}
-
-static dist_buffer_t buffer_of(void* data, uint64_t count, dist_dtype_t dtype) {
-  dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
-  return b;
-}
+#include "strategy_test_support.h"
+#include "unfused_all_reduce.h"
 
 static void test_create_and_query(void** state) {
   (void)state;
@@ -290,34 +276,12 @@ static void test_reduce(void** state) {
 enum { kTensors = 5 };
 static const uint64_t kSizes[kTensors] = {1, 300, 7, 2049, 64};
 
-struct unfused_job {
-  int32_t* tensors[2][kTensors];
-};
-
-static dist_status_t all_reduce_each(dist_replica_context_t* replica, void* user_data) {
-  struct unfused_job* job = user_data;
-  int32_t r = 0;
-  dist_replica_local_index(replica, &r);
-  for (int i = 0; i < kTensors; ++i) {
-    dist_buffer_t b = buffer_of(job->tensors[r][i], kSizes[i], DIST_DTYPE_I32);
-    dist_status_t status = dist_replica_all_reduce(replica, DIST_OP_SUM, &b);
-    if (status != DIST_OK) return status;
-  }
-  return DIST_OK;
-}
-
 static void test_fused_equals_unfused(void** state) {
   (void)state;
   const uint64_t packs[] = {4, 64, 1000, 1 << 20};
   for (size_t p = 0; p < sizeof packs / sizeof packs[0]; ++p) {
-    dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
-    options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES | DIST_STRATEGY_OPT_BYTES_PER_PACK;
-    options.kind = DIST_STRATEGY_MIRRORED;
-    options.num_cpu_devices = 2;
-    options.bytes_per_pack = packs[p];
-    dist_strategy_t* strategy = NULL;
-    assert_dist_ok(dist_strategy_create(NULL, &options, &strategy));
-    struct unfused_job unfused;
+    dist_strategy_t* strategy = create_strategy(DIST_STRATEGY_MIRRORED, 2, packs[p], 0);
+    struct unfused_all_reduce unfused = {kTensors, kSizes, {{NULL}}};
     dist_buffer_t fused[2 * kTensors];
     int32_t* fused_data[2][kTensors];
     for (int r = 0; r < 2; ++r) {
@@ -331,7 +295,7 @@ static void test_fused_equals_unfused(void** state) {
         fused[r * kTensors + i] = buffer_of(fused_data[r][i], kSizes[i], DIST_DTYPE_I32);
       }
     }
-    assert_dist_ok(dist_strategy_run(strategy, all_reduce_each, &unfused));
+    assert_dist_ok(dist_strategy_run(strategy, unfused_all_reduce_each, &unfused));
     assert_dist_ok(dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, fused, kTensors));
     for (int r = 0; r < 2; ++r) {
       for (int i = 0; i < kTensors; ++i) {
@@ -359,13 +323,7 @@ static void test_apply_gradients_matches_reference(void** state) {
   const uint64_t sizes[kVars] = {5, 1000, 33};
   const dist_optimizer_kind_t kinds[3] = {DIST_OPTIMIZER_SGD, DIST_OPTIMIZER_MOMENTUM, DIST_OPTIMIZER_ADAM};
   for (int k = 0; k < 3; ++k) {
-    dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
-    options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES | DIST_STRATEGY_OPT_BYTES_PER_PACK;
-    options.kind = DIST_STRATEGY_MIRRORED;
-    options.num_cpu_devices = 3;
-    options.bytes_per_pack = 256;
-    dist_strategy_t* strategy = NULL;
-    assert_dist_ok(dist_strategy_create(NULL, &options, &strategy));
+    dist_strategy_t* strategy = create_strategy(DIST_STRATEGY_MIRRORED, 3, 256, 0);
     dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
     opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
     opt.kind = kinds[k];
@@ -692,13 +650,7 @@ static dist_status_t record_affinity(dist_replica_context_t* replica, void* user
 static void test_bind_threads(void** state) {
   (void)state;
   if ((dist_build_features() & DIST_FEATURE_HWLOC) == 0) skip();
-  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
-  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES | DIST_STRATEGY_OPT_BIND_THREADS;
-  options.kind = DIST_STRATEGY_MIRRORED;
-  options.num_cpu_devices = 2;
-  options.bind_threads = 1;
-  dist_strategy_t* strategy = NULL;
-  assert_dist_ok(dist_strategy_create(NULL, &options, &strategy));
+  dist_strategy_t* strategy = create_strategy(DIST_STRATEGY_MIRRORED, 2, 0, 1);
   struct affinity a;
   memset(&a, 0, sizeof a);
   assert_dist_ok(dist_strategy_run(strategy, record_affinity, &a));

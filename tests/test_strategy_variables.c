@@ -2,7 +2,7 @@
  * update kind, in replica context (3 local replicas of a MIRRORED strategy,
  * CENTRAL_STORAGE and ONE_DEVICE) and in cross-replica context, against
  * expected values this file computes from tf.distribute's rules. */
-#include "test_support.h"
+#include "strategy_test_support.h"
 
 enum { kReplicas = 3, kCount = 2 };
 static const double kInitial[kCount] = {10.0, 20.0};
@@ -11,16 +11,6 @@ static const double kCrossValue[kCount] = {5.0, 7.0};
 static dist_buffer_t f64(double* data, uint64_t count) {
   dist_buffer_t b = {data, count, DIST_DTYPE_F64, DIST_MEMORY_HOST, NULL};
   return b;
-}
-
-static dist_strategy_t* make_strategy(dist_strategy_kind_t kind, int32_t devices) {
-  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
-  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES;
-  options.kind = kind;
-  options.num_cpu_devices = devices;
-  dist_strategy_t* strategy = NULL;
-  assert_dist_ok(dist_strategy_create(NULL, &options, &strategy));
-  return strategy;
 }
 
 static dist_variable_t* make_variable(dist_strategy_t* strategy, dist_synchronization_t sync,

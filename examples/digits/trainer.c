@@ -307,9 +307,17 @@ void digits_print_report(const char* label, const struct train_report* report) {
   fflush(stdout);
 }
 
-void digits_parse_args(int argc, char** argv, struct train_options* options, const char** path) {
-  memset(options, 0, sizeof *options);
-  options->verbose = 1;
-  options->epochs = argc > 1 ? atoi(argv[1]) : 20;
-  *path = argc > 2 ? argv[2] : DIGITS_DEFAULT_PATH;
+int digits_example_main(int argc, char** argv, dist_strategy_t* strategy, const char* label) {
+  struct train_options options;
+  memset(&options, 0, sizeof options);
+  options.verbose = 1;
+  options.epochs = argc > 1 ? atoi(argv[1]) : 20;
+  struct digits data;
+  if (digits_load(argc > 2 ? argv[2] : DIGITS_DEFAULT_PATH, &data) != 0) return 1;
+  struct train_report report;
+  const dist_status_t status = digits_train(strategy, &data, &options, &report);
+  digits_free(&data);
+  DIGITS_CHECK(status);
+  digits_print_report(label, &report);
+  return 0;
 }

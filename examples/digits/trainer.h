@@ -31,6 +31,11 @@ dist_status_t digits_train(dist_strategy_t* strategy, const struct digits* data,
 /* Prints "<label>: test accuracy ... weights fnv1a64 ..." for the demo to compare. */
 void digits_print_report(const char* label, const struct train_report* report);
 
+/* The body of every example program: reads its command line
+ * ([epochs] [path of digits.csv.gz]), loads the digits, trains under `strategy`
+ * and prints the report under `label`. Returns main's exit status. */
+int digits_example_main(int argc, char** argv, dist_strategy_t* strategy, const char* label);
+
 /* Examples: prints the library's message and returns 1 from main on error. */
 #define DIGITS_CHECK(call)                                                          \
   do {                                                                              \
@@ -40,8 +45,5 @@ void digits_print_report(const char* label, const struct train_report* report);
       return 1;                                                                     \
     }                                                                               \
   } while (0)
-
-/* Examples' command line: [epochs] [path of digits.csv.gz]. */
-void digits_parse_args(int argc, char** argv, struct train_options* options, const char** path);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "c_api.h"
+#include "unfused_all_reduce.h"
 
 static int failures = 0;
 
@@ -176,22 +177,6 @@ static void scenario_variables(void) {
 enum { kTensors = 4 };
 static const uint64_t kSizes[kTensors] = {3, 777, 1, 4100};
 
-struct unfused {
-  int32_t* t[kLocal][kTensors];
-};
-
-static dist_status_t all_reduce_each(dist_replica_context_t* replica, void* user_data) {
-  struct unfused* u = user_data;
-  int32_t r = 0;
-  dist_replica_local_index(replica, &r);
-  for (int i = 0; i < kTensors; ++i) {
-    dist_buffer_t b = buffer_of(u->t[r][i], kSizes[i], DIST_DTYPE_I32);
-    dist_status_t s = dist_replica_all_reduce(replica, DIST_OP_SUM, &b);
-    if (s != DIST_OK) return s;
-  }
-  return DIST_OK;
-}
-
 static int32_t element(int32_t replica_id, int i, uint64_t e) {
   return (int32_t)((uint32_t)e * 2654435761u + (uint32_t)(replica_id * 31 + i));
 }
@@ -227,22 +212,22 @@ static void scenario_reduce(void) {
   CHECK(out[0] == (float)want_sum[0], "axis 0 SUM = %g, expected %g", out[0], want_sum[0]);
 
   /* Fused batch all-reduce == one replica all-reduce per tensor, bit for bit. */
-  struct unfused u;
+  struct unfused_all_reduce u = {kTensors, kSizes, {{NULL}}};
   dist_buffer_t fused[kLocal * kTensors];
   for (int r = 0; r < kLocal; ++r) {
     for (int i = 0; i < kTensors; ++i) {
-      u.t[r][i] = malloc(kSizes[i] * sizeof(int32_t));
+      u.tensors[r][i] = malloc(kSizes[i] * sizeof(int32_t));
       int32_t* f = malloc(kSizes[i] * sizeof(int32_t));
-      for (uint64_t e = 0; e < kSizes[i]; ++e) f[e] = u.t[r][i][e] = element(worker * kLocal + r, i, e);
+      for (uint64_t e = 0; e < kSizes[i]; ++e) f[e] = u.tensors[r][i][e] = element(worker * kLocal + r, i, e);
       fused[r * kTensors + i] = buffer_of(f, kSizes[i], DIST_DTYPE_I32);
     }
   }
-  MUST(dist_strategy_run(strategy, all_reduce_each, &u));
+  MUST(dist_strategy_run(strategy, unfused_all_reduce_each, &u));
   MUST(dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, fused, kTensors));
   for (int r = 0; r < kLocal; ++r) {
     for (int i = 0; i < kTensors; ++i) {
       const int32_t* f = fused[r * kTensors + i].data;
-      CHECK(memcmp(f, u.t[r][i], kSizes[i] * sizeof(int32_t)) == 0, "fused != unfused for tensor %d", i);
+      CHECK(memcmp(f, u.tensors[r][i], kSizes[i] * sizeof(int32_t)) == 0, "fused != unfused for tensor %d", i);
       for (uint64_t e = 0; e < kSizes[i]; ++e) {
         uint32_t want = 0;
         for (int32_t id = 0; id < kLocal * workers; ++id) want += (uint32_t)element(id, i, e);
@@ -251,7 +236,7 @@ static void scenario_reduce(void) {
           break;
         }
       }
-      free(u.t[r][i]);
+      free(u.tensors[r][i]);
       free(fused[r * kTensors + i].data);
     }
   }
