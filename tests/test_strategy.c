@@ -218,6 +218,55 @@ static void test_merge_call(void** state) {
   dist_strategy_destroy(strategy);
 }
 
+/* Cross-replica calls are refused inside a replica function (they would race
+ * the other replicas) and work inside a merge call. */
+struct context_job {
+  dist_variable_t* v;
+  dist_status_t in_replica[3];
+};
+
+static dist_status_t assign_sum(dist_strategy_t* strategy, void* const* values, int32_t n, void* user_data) {
+  (void)strategy;
+  struct context_job* job = user_data;
+  float sum = 0;
+  for (int32_t i = 0; i < n; ++i) sum += *(float*)values[i];
+  dist_buffer_t b = buffer_of(&sum, 1, DIST_DTYPE_F32);
+  return dist_variable_assign(job->v, NULL, &b); /* cross-replica: every copy */
+}
+
+static dist_status_t try_cross_replica_calls(dist_replica_context_t* replica, void* user_data) {
+  struct context_job* job = user_data;
+  int32_t id = 0;
+  dist_replica_id(replica, &id);
+  dist_strategy_t* strategy = NULL;
+  dist_replica_strategy(replica, &strategy);
+  float x = 0;
+  dist_buffer_t b = buffer_of(&x, 1, DIST_DTYPE_F32);
+  dist_variable_t* created = NULL;
+  job->in_replica[0] = dist_variable_read(job->v, NULL, &b);
+  job->in_replica[1] = dist_variable_create(strategy, NULL, &created);
+  job->in_replica[2] = dist_strategy_reduce(strategy, DIST_OP_SUM, &b, 1, DIST_AXIS_NONE, &b);
+  float mine = (float)(id + 1);
+  return dist_replica_merge_call(replica, assign_sum, &mine, job);
+}
+
+static void test_cross_replica_context_rules(void** state) {
+  (void)state;
+  dist_strategy_t* strategy = make_strategy(DIST_STRATEGY_MIRRORED, 3);
+  struct context_job job;
+  assert_dist_ok(dist_variable_create(strategy, NULL, &job.v));
+  assert_dist_ok(dist_strategy_run(strategy, try_cross_replica_calls, &job));
+  for (int i = 0; i < 3; ++i) assert_int_equal(job.in_replica[i], DIST_ERR_INVALID_ARGUMENT);
+  float got[3] = {0, 0, 0};
+  for (int32_t c = 0; c < 3; ++c) {
+    dist_buffer_t b = buffer_of(&got[c], 1, DIST_DTYPE_F32);
+    assert_dist_ok(dist_variable_read_copy(job.v, c, &b));
+    assert_true(got[c] == 6.0f); /* 1 + 2 + 3, assigned once in the merge call */
+  }
+  dist_variable_destroy(job.v);
+  dist_strategy_destroy(strategy);
+}
+
 static void test_reduce(void** state) {
   (void)state;
   dist_strategy_t* strategy = make_strategy(DIST_STRATEGY_MIRRORED, 3);
@@ -672,6 +721,7 @@ int main(void) {
       cmocka_unit_test(test_run_error_in_one_replica),
       cmocka_unit_test(test_replica_mismatch),
       cmocka_unit_test(test_merge_call),
+      cmocka_unit_test(test_cross_replica_context_rules),
       cmocka_unit_test(test_reduce),
       cmocka_unit_test(test_fused_equals_unfused),
       cmocka_unit_test(test_apply_gradients_matches_reference),

@@ -166,15 +166,14 @@ static void test_one_device_replica_context(void** state) {
   check_replica_context(DIST_STRATEGY_ONE_DEVICE, 1, 1);
 }
 
-static void test_cross_replica_context(void** state) {
-  (void)state;
+static void check_cross_replica_context(dist_strategy_kind_t kind, int32_t mirrored_copies) {
   const dist_aggregation_t aggregations[] = {DIST_AGGREGATION_NONE, DIST_AGGREGATION_SUM, DIST_AGGREGATION_MEAN,
                                              DIST_AGGREGATION_ONLY_FIRST_REPLICA};
   const dist_synchronization_t syncs[] = {DIST_SYNC_ON_WRITE, DIST_SYNC_ON_READ};
   for (size_t s = 0; s < 2; ++s) {
     for (size_t a = 0; a < 4; ++a) {
       for (int k = 0; k < 3; ++k) {
-        dist_strategy_t* strategy = make_strategy(DIST_STRATEGY_MIRRORED, kReplicas);
+        dist_strategy_t* strategy = make_strategy(kind, kReplicas);
         dist_variable_t* variable = make_variable(strategy, syncs[s], aggregations[a]);
         double value[kCount];
         memcpy(value, kCrossValue, sizeof value);
@@ -194,7 +193,7 @@ static void test_cross_replica_context(void** state) {
             }
           }
         }
-        expect_copies(variable, expected, kReplicas);
+        expect_copies(variable, expected, syncs[s] == DIST_SYNC_ON_READ ? kReplicas : mirrored_copies);
         if (syncs[s] == DIST_SYNC_ON_WRITE) {
           double read[kCount];
           dist_buffer_t out = f64(read, kCount);
@@ -206,6 +205,12 @@ static void test_cross_replica_context(void** state) {
       }
     }
   }
+}
+
+static void test_cross_replica_context(void** state) {
+  (void)state;
+  check_cross_replica_context(DIST_STRATEGY_MIRRORED, kReplicas);
+  check_cross_replica_context(DIST_STRATEGY_CENTRAL_STORAGE, 1);
 }
 
 /* Integer MEAN truncates, and assign_sub wraps like the reference. */

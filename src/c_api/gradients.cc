@@ -78,6 +78,7 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
                                                          const dist_buffer_t* buffers, size_t n) {
   return call_guarded(__func__, [&] {
     dist::Strategy& s = *require(strategy, "strategy")->strategy;
+    s.require_cross_replica("dist_strategy_batch_all_reduce");
     const dist::ReduceOp reduce_op = dist::reduce_op_from_int(op);
     const auto tensors = dist::per_replica_tensors(s, buffers, n, "buffers");
     dist::fused_all_reduce(s, reduce_op, tensors, dist::write_back_to_replicas(tensors));
@@ -89,6 +90,7 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
                                                         dist_optimizer_t* optimizer) {
   return call_guarded(__func__, [&] {
     dist::Strategy& s = *require(strategy, "strategy")->strategy;
+    s.require_cross_replica("dist_strategy_apply_gradients");
     dist::Optimizer& opt = *require(optimizer, "optimizer")->optimizer;
     if (n > 0) require(vars, "vars");
     const auto gradients = dist::per_replica_tensors(s, grads, n, "grads");

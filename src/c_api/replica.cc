@@ -118,6 +118,7 @@ DIST_EXPORT dist_status_t dist_strategy_local_results(const dist_strategy_t* str
     require(strategy, "strategy");
     require(results, "results");
     require(count, "count");
+    strategy->strategy->require_cross_replica("dist_strategy_local_results");
     if (strategy->results.empty()) dist::fail_invalid("no dist_strategy_run has set results yet");
     *results = strategy->results.data();
     *count = static_cast<int32_t>(strategy->results.size());

@@ -120,6 +120,7 @@ DIST_EXPORT dist_status_t dist_strategy_reduce(dist_strategy_t* strategy, dist_o
                                                int32_t num_values, int32_t axis, const dist_buffer_t* result) {
   return call_guarded(__func__, [&] {
     require(strategy, "strategy");
+    strategy->strategy->require_cross_replica("dist_strategy_reduce");
     require(values, "values");
     if (num_values < 0) dist::fail_invalid("num_values " + std::to_string(num_values) + " is negative");
     std::vector<dist::TensorRef> per_replica;

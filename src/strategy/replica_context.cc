@@ -4,6 +4,7 @@
 
 #include "collectives/reduce_kernels.h"
 #include "collectives/signature.h"
+#include "strategy/merge_scope.h"
 
 namespace dist {
 
@@ -36,7 +37,10 @@ void ReplicaContext::all_reduce(ReduceOp op, const TensorRef& buffer) {
 }
 
 void ReplicaContext::merge_call(void* value, const std::function<void(const std::vector<void*>& values)>& fn) {
-  exchange(Contribution{"merge_call", 0, value}, fn);
+  exchange(Contribution{"merge_call", 0, value}, [&](const std::vector<void*>& values) {
+    MergeScope cross_replica(strategy_);
+    fn(values);
+  });
 }
 
 }  // namespace dist

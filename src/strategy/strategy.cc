@@ -1,6 +1,7 @@
 #include "strategy/strategy.h"
 
 #include "base/status.h"
+#include "strategy/merge_scope.h"
 #include "topology/thread_binding.h"
 
 namespace dist {
@@ -94,6 +95,13 @@ std::shared_ptr<Operation> Strategy::submit_all_reduce_across_workers(const Tens
 void Strategy::broadcast_from_first_worker(const TensorRef& buffer) {
   if (!comm_) return;
   comm_->run(in_place_call(CollectiveKind::kBroadcast, buffer, ReduceOp::SUM, 0));
+}
+
+void Strategy::require_cross_replica(const char* call) const {
+  if (running_ && !in_merge_call(*this)) {
+    fail_invalid(std::string(call) +
+                 " is a cross-replica call: make it outside dist_strategy_run or inside dist_replica_merge_call");
+  }
 }
 
 const std::vector<unsigned>& Strategy::replica_pus(int i) const {

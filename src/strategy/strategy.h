@@ -70,6 +70,11 @@ class Strategy {
   // Set while dist_strategy_run is active (runs do not nest).
   std::atomic<bool>& running() { return running_; }
 
+  // Cross-replica calls (reduce, variable creation, apply_gradients, ...) are
+  // made outside run(), or inside a merge call, where every other replica
+  // waits. Throws invalid-argument naming `call` anywhere else.
+  void require_cross_replica(const char* call) const;
+
   // The PUs replica thread i is bound to; empty when threads are not bound.
   const std::vector<unsigned>& replica_pus(int i) const;
 

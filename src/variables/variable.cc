@@ -84,6 +84,7 @@ void Variable::read(ReplicaContext* replica, const TensorRef& out) {
     std::memcpy(out.data, copy(copy_of(*replica)), bytes_);
     return;
   }
+  strategy_->require_cross_replica("reading a variable without a replica context");
   if (mirrored() || aggregation_ == Aggregation::kOnlyFirstReplica) {
     std::memcpy(out.data, copy(0), bytes_);
     return;
@@ -113,6 +114,7 @@ void Variable::update(ReplicaContext* replica, UpdateKind kind, const TensorRef&
     }
     return;
   }
+  strategy_->require_cross_replica((label(kind) + " without a replica context").c_str());
   if (mirrored()) {
     update_mirrored_everywhere(kind, value.data);
   } else {
