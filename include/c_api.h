@@ -521,8 +521,12 @@ DIST_EXPORT void dist_request_free(dist_request_t* request);
  * sync, and the variables created through it. Kinds:
  *
  *   ONE_DEVICE             one replica on this process; no communication.
- *   MIRRORED               one replica per local device (the logical CPU devices
- *                          of num_cpu_devices), variables mirrored on each.
+ *   MIRRORED               one replica per local device, variables mirrored on
+ *                          each: the logical CPU devices of num_cpu_devices, or
+ *                          when it is unset one replica per GPU this process can
+ *                          use (devices "GPU:i"; replica i's thread is the one
+ *                          to drive GPU i) and one CPU device without GPUs.
+ *                          Buffers given to the library are host memory.
  *   MULTI_WORKER_MIRRORED  MIRRORED on every member of the context (chief and
  *                          workers), kept in sync by all-reduce over a private
  *                          communicator split from the world (collective
@@ -557,8 +561,9 @@ typedef int32_t dist_strategy_kind_t;
 #define DIST_STRATEGY_MULTI_WORKER_MIRRORED 2
 #define DIST_STRATEGY_CENTRAL_STORAGE       3
 
-/* Cross-worker communication (TF's CommunicationImplementation). NCCL needs GPU
- * replicas, which this build does not place: asking for it is DIST_ERR_UNSUPPORTED. */
+/* Cross-worker communication (TF's CommunicationImplementation). NCCL needs
+ * device buffers, which the collectives do not take yet: asking for it is
+ * DIST_ERR_UNSUPPORTED. */
 typedef int32_t dist_communication_t;
 #define DIST_COMMUNICATION_AUTO 0 /* the collectives' own choice by size */
 #define DIST_COMMUNICATION_RING 1 /* ring all-reduce for every size */
@@ -575,7 +580,8 @@ typedef struct dist_strategy_options {
   uint64_t field_mask;
   dist_strategy_kind_t kind;           /* default DIST_STRATEGY_ONE_DEVICE */
   /* Logical CPU devices = local replicas of MIRRORED, MULTI_WORKER_MIRRORED and
-   * CENTRAL_STORAGE (1..64; default 1). ONE_DEVICE accepts only 1. */
+   * CENTRAL_STORAGE (1..64). Default: one per GPU this process can use, else 1.
+   * ONE_DEVICE accepts only 1. */
   int32_t num_cpu_devices;
   dist_communication_t communication;  /* default DIST_COMMUNICATION_AUTO */
   /* Gradient fusion bucket size of dist_strategy_apply_gradients and

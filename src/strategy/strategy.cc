@@ -1,26 +1,37 @@
 #include "strategy/strategy.h"
 
+#include <algorithm>
+
 #include "base/status.h"
+#include "topology/accelerators.h"
 #include "strategy/merge_scope.h"
 #include "topology/thread_binding.h"
 
 namespace dist {
 namespace {
 
-int checked_local_replicas(const StrategyConfig& config) {
-  if (config.num_cpu_devices < 1 || config.num_cpu_devices > kMaxLocalReplicas) {
-    fail_invalid("num_cpu_devices " + std::to_string(config.num_cpu_devices) + " is out of range 1.." +
-                 std::to_string(kMaxLocalReplicas));
-  }
-  if (config.kind == StrategyKind::kOneDevice && config.num_cpu_devices != 1) {
-    fail_invalid("OneDeviceStrategy has exactly one device, not num_cpu_devices " +
-                 std::to_string(config.num_cpu_devices));
-  }
+// The local replicas: the devices the options name, else every GPU this
+// process can use (not for ONE_DEVICE), else one CPU device.
+int checked_local_replicas(const StrategyConfig& config, bool* on_gpus) {
   if (config.communication == Communication::kNccl) {
     fail(Status::kUnsupported,
-         "communication NCCL needs GPU replicas; this strategy's replicas are CPU devices (use AUTO or RING)");
+         "communication NCCL needs device buffers, which this build's collectives do not take (use AUTO or RING)");
   }
-  return config.num_cpu_devices;
+  *on_gpus = false;
+  if (!config.num_cpu_devices) {
+    const int gpus = config.kind == StrategyKind::kOneDevice ? 0 : local_gpu_count();
+    *on_gpus = gpus > 0;
+    return std::min(std::max(gpus, 1), kMaxLocalReplicas);
+  }
+  const int devices = *config.num_cpu_devices;
+  if (devices < 1 || devices > kMaxLocalReplicas) {
+    fail_invalid("num_cpu_devices " + std::to_string(devices) + " is out of range 1.." +
+                 std::to_string(kMaxLocalReplicas));
+  }
+  if (config.kind == StrategyKind::kOneDevice && devices != 1) {
+    fail_invalid("OneDeviceStrategy has exactly one device, not num_cpu_devices " + std::to_string(devices));
+  }
+  return devices;
 }
 
 CollectiveCall in_place_call(CollectiveKind kind, const TensorRef& buffer, ReduceOp op, int32_t root) {
@@ -40,7 +51,7 @@ CollectiveCall in_place_call(CollectiveKind kind, const TensorRef& buffer, Reduc
 Strategy::Strategy(Communicator* world, const StrategyConfig& config, const WorkerIdentity& identity)
     : config_(config),
       identity_(identity),
-      local_replicas_(checked_local_replicas(config)),
+      local_replicas_(checked_local_replicas(config, &on_gpus_)),
       rendezvous_(local_replicas_) {
   if (config_.bytes_per_pack == 0) config_.bytes_per_pack = kDefaultBytesPerPack;
   const bool multi_worker = config_.kind == StrategyKind::kMultiWorkerMirrored && world != nullptr;
@@ -62,7 +73,7 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
   const std::string job = identity_.task_type.empty() ? "localhost" : identity_.task_type;
   const int32_t task = identity_.task_id < 0 ? 0 : identity_.task_id;
   for (int i = 0; i < local_replicas_; ++i) {
-    devices_.push_back("/job:" + job + "/replica:0/task:" + std::to_string(task) + "/device:CPU:" + std::to_string(i));
+    devices_.push_back("/job:" + job + "/replica:0/task:" + std::to_string(task) + (on_gpus_ ? "/device:GPU:" : "/device:CPU:") + std::to_string(i));
   }
 }
 

@@ -23,7 +23,9 @@ namespace dist {
 
 struct StrategyConfig {
   StrategyKind kind = StrategyKind::kOneDevice;
-  int num_cpu_devices = 1;
+  // Logical CPU devices; unset: one per GPU this process can use (TF's
+  // MirroredStrategy default), or one CPU device when there is none.
+  std::optional<int> num_cpu_devices;
   Communication communication = Communication::kAuto;
   uint64_t bytes_per_pack = 0;  // 0: kDefaultBytesPerPack
   std::optional<std::chrono::milliseconds> timeout;
@@ -57,6 +59,8 @@ class Strategy {
   const WorkerIdentity& identity() const { return identity_; }
   // ON_WRITE variables are held once (CENTRAL_STORAGE) instead of per replica.
   bool stores_variables_once() const { return config_.kind == StrategyKind::kCentralStorage; }
+  // Replicas stand for GPUs (named GPU:i) rather than logical CPU devices.
+  bool on_gpus() const { return on_gpus_; }
 
   // Cross-worker steps; no-ops when this worker is alone. In place.
   void all_reduce_across_workers(const TensorRef& buffer, ReduceOp op);
@@ -87,6 +91,7 @@ class Strategy {
   StrategyConfig config_;
   WorkerIdentity identity_;
   int local_replicas_ = 1;
+  bool on_gpus_ = false;
   int num_workers_ = 1;
   int worker_index_ = 0;
   std::vector<std::string> devices_;
