@@ -918,8 +918,9 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
  * dtype and count). The gradients are mean-all-reduced over the sync group in
  * fused buckets as dist_strategy_batch_all_reduce does, then the optimizer
  * updates every copy of every variable. The gradient buffers are scratch: with
- * one local replica, gradients larger than half a bucket are all-reduced in
- * place (they hold the mean afterwards); otherwise they are left unchanged. */
+ * one local replica, gradients of more than bytes_per_pack / 16 are all-reduced
+ * in place (they hold the sum over all replicas afterwards); other gradients
+ * are left unchanged. */
 DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strategy,
                                                         dist_variable_t* const* vars,
                                                         const dist_buffer_t* grads, size_t n,

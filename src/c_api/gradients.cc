@@ -101,10 +101,13 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
       dist::check_trainable(s, *variables.back(), gradients[0][i], i);
     }
     opt.begin_step();
-    dist::fused_all_reduce(s, dist::ReduceOp::MEAN, gradients,
-                           [&](const dist::FusedSegment& segment, const void* reduced) {
+    // A SUM on the wire; the optimizer divides by the replicas as it reads the
+    // sum, which spares the bucket a pass of its own.
+    const int64_t replicas = s.num_replicas_in_sync();
+    dist::fused_all_reduce(s, dist::ReduceOp::SUM, gradients,
+                           [&](const dist::FusedSegment& segment, const void* reduced_sum) {
                              dist::Variable& v = *variables[segment.tensor];
-                             opt.apply(v, segment.offset, reduced, segment.count);
+                             opt.apply(v, segment.offset, reduced_sum, segment.count, replicas);
                              v.mirror_range(segment.offset, segment.count);
                            });
   });

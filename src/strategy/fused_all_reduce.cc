@@ -68,7 +68,7 @@ class FusionPipeline {
       Bucket bucket;
       for (size_t i = 0; i < tensors.size(); ++i) {
         if (tensors[i].dtype != dtype) continue;
-        if (zero_copy && tensors[i].count >= capacity / 2 + 1) {
+        if (zero_copy && tensors[i].count >= capacity / 16) {
           for (uint64_t offset = 0; offset < tensors[i].count; offset += capacity) {
             send_in_place(i, offset, std::min(capacity, tensors[i].count - offset), dtype);
           }

@@ -3,8 +3,9 @@
 // cut into buckets of bytes_per_pack, small tensors packed together and large
 // ones split. Packing a bucket also combines the local replicas; while one
 // bucket is all-reduced across workers, the next is packed and the previous
-// one handed to the consumer. With a single local replica, tensors of more
-// than half a bucket are all-reduced where they lie (no copy in or out).
+// one handed to the consumer. With a single local replica, tensors of at least
+// a sixteenth of a bucket are all-reduced where they lie (no copy in or out):
+// they are large enough that one call each costs little more than packing.
 #pragma once
 
 #include <cstdint>

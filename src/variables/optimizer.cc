@@ -43,18 +43,20 @@ Optimizer::Slots& Optimizer::slots_of(const Variable& variable) {
 }
 
 template <typename T>
-void Optimizer::apply_typed(T* value, const T* gradient, uint64_t count, Slots& slots, uint64_t offset) {
+void Optimizer::apply_typed(T* value, const T* gradient_sum, T divisor, uint64_t count, Slots& slots,
+                            uint64_t offset) {
   const T lr = static_cast<T>(config_.learning_rate);
   switch (config_.kind) {
     case OptimizerKind::kSgd:
-      for (uint64_t i = 0; i < count; ++i) value[i] -= lr * gradient[i];
+      for (uint64_t i = 0; i < count; ++i) value[i] -= lr * (gradient_sum[i] / divisor);
       return;
     case OptimizerKind::kMomentum: {
       T* velocity = reinterpret_cast<T*>(slots.first.data()) + offset;
       const T momentum = static_cast<T>(config_.momentum);
       for (uint64_t i = 0; i < count; ++i) {
-        velocity[i] = momentum * velocity[i] - lr * gradient[i];
-        value[i] += config_.nesterov ? momentum * velocity[i] - lr * gradient[i] : velocity[i];
+        const T g = gradient_sum[i] / divisor;
+        velocity[i] = momentum * velocity[i] - lr * g;
+        value[i] += config_.nesterov ? momentum * velocity[i] - lr * g : velocity[i];
       }
       return;
     }
@@ -68,8 +70,9 @@ void Optimizer::apply_typed(T* value, const T* gradient, uint64_t count, Slots& 
       const T b2 = static_cast<T>(config_.beta_2);
       const T eps = static_cast<T>(config_.epsilon);
       for (uint64_t i = 0; i < count; ++i) {
-        m[i] = b1 * m[i] + (T(1) - b1) * gradient[i];
-        v[i] = b2 * v[i] + (T(1) - b2) * gradient[i] * gradient[i];
+        const T g = gradient_sum[i] / divisor;
+        m[i] = b1 * m[i] + (T(1) - b1) * g;
+        v[i] = b2 * v[i] + (T(1) - b2) * g * g;
         value[i] -= lr_t * m[i] / (std::sqrt(v[i]) + eps);
       }
       return;
@@ -77,16 +80,20 @@ void Optimizer::apply_typed(T* value, const T* gradient, uint64_t count, Slots& 
   }
 }
 
-void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient, uint64_t count) {
+void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient_sum, uint64_t count,
+                      int64_t divisor) {
   check_dtype(variable);
   if (iterations_ == 0) fail_invalid("Optimizer::apply before begin_step");
+  if (divisor < 1 || divisor > (int64_t{1} << 24)) {
+    fail_invalid("Optimizer::apply: divisor " + std::to_string(divisor) + " is out of range 1..2^24");
+  }
   Slots& slots = slots_of(variable);
   if (variable.dtype() == DType::F32) {
-    apply_typed(static_cast<float*>(variable.copy(0)) + offset, static_cast<const float*>(gradient), count, slots,
-                offset);
+    apply_typed(static_cast<float*>(variable.copy(0)) + offset, static_cast<const float*>(gradient_sum),
+                static_cast<float>(divisor), count, slots, offset);
   } else {
-    apply_typed(static_cast<double*>(variable.copy(0)) + offset, static_cast<const double*>(gradient), count, slots,
-                offset);
+    apply_typed(static_cast<double*>(variable.copy(0)) + offset, static_cast<const double*>(gradient_sum),
+                static_cast<double>(divisor), count, slots, offset);
   }
 }
 

@@ -38,8 +38,10 @@ class Optimizer {
   void begin_step() { ++iterations_; }
 
   // Updates copy 0 of `variable`, elements [offset, offset + count), with the
-  // gradient values `gradient` (the variable's dtype: f32 or f64).
-  void apply(Variable& variable, uint64_t offset, const void* gradient, uint64_t count);
+  // gradient gradient_sum[i] / divisor (the variable's dtype: f32 or f64). The
+  // division happens here, in the same pass, rather than in a pass of its own;
+  // it is the IEEE division finalize_mean does, so the bits are the same.
+  void apply(Variable& variable, uint64_t offset, const void* gradient_sum, uint64_t count, int64_t divisor);
 
   // Throws unless the optimizer can update this variable's dtype.
   static void check_dtype(const Variable& variable);
@@ -50,7 +52,7 @@ class Optimizer {
     std::vector<unsigned char> second;  // Adam v
   };
   template <typename T>
-  void apply_typed(T* value, const T* gradient, uint64_t count, Slots& slots, uint64_t offset);
+  void apply_typed(T* value, const T* gradient_sum, T divisor, uint64_t count, Slots& slots, uint64_t offset);
   Slots& slots_of(const Variable& variable);
 
   OptimizerConfig config_;
