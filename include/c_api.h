@@ -646,7 +646,8 @@ typedef dist_status_t (*dist_replica_fn_t)(dist_replica_context_t* replica, void
 DIST_EXPORT dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn_t fn,
                                             void* user_data);
 
-/* Inside fn: the replica's id in the sync group, the group's size, its local index. */
+/* Inside fn: the replica's id in the sync group, the group's size, its local index.
+ * A dist_replica_context_t is valid only during the fn call it was given to. */
 DIST_EXPORT dist_status_t dist_replica_id(const dist_replica_context_t* replica, int32_t* id);
 DIST_EXPORT dist_status_t dist_replica_num_replicas_in_sync(const dist_replica_context_t* replica,
                                                             int32_t* count);

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "base/status.h"
-#include "topology/accelerators.h"
 #include "strategy/merge_scope.h"
+#include "topology/accelerators.h"
 #include "topology/thread_binding.h"
 
 namespace dist {
@@ -73,7 +73,8 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
   const std::string job = identity_.task_type.empty() ? "localhost" : identity_.task_type;
   const int32_t task = identity_.task_id < 0 ? 0 : identity_.task_id;
   for (int i = 0; i < local_replicas_; ++i) {
-    devices_.push_back("/job:" + job + "/replica:0/task:" + std::to_string(task) + (on_gpus_ ? "/device:GPU:" : "/device:CPU:") + std::to_string(i));
+    devices_.push_back("/job:" + job + "/replica:0/task:" + std::to_string(task) +
+                       (on_gpus_ ? "/device:GPU:" : "/device:CPU:") + std::to_string(i));
   }
 }
 
