@@ -211,6 +211,22 @@ static void scenario_reduce(void) {
   MUST(dist_strategy_reduce(strategy, DIST_OP_SUM, values, kLocal, 0, &result));
   CHECK(out[0] == (float)want_sum[0], "axis 0 SUM = %g, expected %g", out[0], want_sum[0]);
 
+  /* axis none: element-wise over the replicas of every worker; replica id i
+   * holds {i, -2i}. */
+  double mine[kLocal][2], across[2];
+  for (int r = 0; r < kLocal; ++r) {
+    const int32_t id = worker * kLocal + r;
+    mine[r][0] = id;
+    mine[r][1] = -2.0 * id;
+    values[r] = buffer_of(mine[r], 2, DIST_DTYPE_F64);
+  }
+  dist_buffer_t across_result = buffer_of(across, 2, DIST_DTYPE_F64);
+  const int32_t replicas = kLocal * workers;
+  const double id_sum = replicas * (replicas - 1) / 2.0;
+  MUST(dist_strategy_reduce(strategy, DIST_OP_MEAN, values, kLocal, DIST_AXIS_NONE, &across_result));
+  CHECK(across[0] == id_sum / replicas && across[1] == -2.0 * id_sum / replicas, "axis none MEAN = {%g, %g}",
+        across[0], across[1]);
+
   /* Fused batch all-reduce == one replica all-reduce per tensor, bit for bit. */
   struct unfused_all_reduce u = {kTensors, kSizes, {{NULL}}};
   dist_buffer_t fused[kLocal * kTensors];
