@@ -909,14 +909,14 @@ DIST_EXPORT dist_status_t dist_optimizer_iterations(const dist_optimizer_t* opti
  * same counts and dtypes on every replica). Tensors are packed into buckets of
  * bytes_per_pack per dtype (small ones together, large ones split); the next
  * bucket is packed (and the local replicas combined) while the previous one is
- * all-reduced across workers. Afterwards every replica's tensor i holds the sum
+ * all-reduced across workers. The tensors must not overlap in memory. Afterwards every replica's tensor i holds the sum
  * (or mean over num_replicas_in_sync) over all replicas. op: SUM or MEAN. */
 DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strategy, dist_op_t op,
                                                          const dist_buffer_t* buffers, size_t n);
 
 /* Cross-replica (collective): grads[r * n + i] is local replica r's gradient of
- * vars[i] (ON_WRITE variables of this strategy, f32/f64, gradient of the same
- * dtype and count). The gradients are mean-all-reduced over the sync group in
+ * vars[i] (distinct ON_WRITE variables of this strategy, f32/f64, gradients of
+ * the same dtype and count that do not overlap in memory). The gradients are mean-all-reduced over the sync group in
  * fused buckets as dist_strategy_batch_all_reduce does, then the optimizer
  * updates every copy of every variable. The gradient buffers are scratch: with
  * one local replica, gradients of more than bytes_per_pack / 16 are all-reduced

@@ -222,7 +222,7 @@ static void test_merge_call(void** state) {
  * the other replicas) and work inside a merge call. */
 struct context_job {
   dist_variable_t* v;
-  dist_status_t in_replica[3];
+  dist_status_t in_replica[3][3]; /* [replica][call] */
 };
 
 static dist_status_t assign_sum(dist_strategy_t* strategy, void* const* values, int32_t n, void* user_data) {
@@ -243,9 +243,9 @@ static dist_status_t try_cross_replica_calls(dist_replica_context_t* replica, vo
   float x = 0;
   dist_buffer_t b = buffer_of(&x, 1, DIST_DTYPE_F32);
   dist_variable_t* created = NULL;
-  job->in_replica[0] = dist_variable_read(job->v, NULL, &b);
-  job->in_replica[1] = dist_variable_create(strategy, NULL, &created);
-  job->in_replica[2] = dist_strategy_reduce(strategy, DIST_OP_SUM, &b, 1, DIST_AXIS_NONE, &b);
+  job->in_replica[id][0] = dist_variable_read(job->v, NULL, &b);
+  job->in_replica[id][1] = dist_variable_create(strategy, NULL, &created);
+  job->in_replica[id][2] = dist_strategy_reduce(strategy, DIST_OP_SUM, &b, 1, DIST_AXIS_NONE, &b);
   float mine = (float)(id + 1);
   return dist_replica_merge_call(replica, assign_sum, &mine, job);
 }
@@ -256,7 +256,9 @@ static void test_cross_replica_context_rules(void** state) {
   struct context_job job;
   assert_dist_ok(dist_variable_create(strategy, NULL, &job.v));
   assert_dist_ok(dist_strategy_run(strategy, try_cross_replica_calls, &job));
-  for (int i = 0; i < 3; ++i) assert_int_equal(job.in_replica[i], DIST_ERR_INVALID_ARGUMENT);
+  for (int r = 0; r < 3; ++r) {
+    for (int i = 0; i < 3; ++i) assert_int_equal(job.in_replica[r][i], DIST_ERR_INVALID_ARGUMENT);
+  }
   float got[3] = {0, 0, 0};
   for (int32_t c = 0; c < 3; ++c) {
     dist_buffer_t b = buffer_of(&got[c], 1, DIST_DTYPE_F32);
@@ -508,6 +510,15 @@ static void test_apply_gradients_arguments(void** state) {
   dist_buffer_t mismatched[2] = {buffer_of(&g[0], 1, DIST_DTYPE_F32), buffer_of(g, 2, DIST_DTYPE_F32)};
   assert_dist_error(dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, mismatched, 1), DIST_ERR_INVALID_ARGUMENT,
                     "replica 1's tensor 0 is f32[2]");
+  dist_variable_t* twice[2] = {v, v};
+  float g4[4] = {1, 1, 1, 1};
+  dist_buffer_t two_grads[4] = {buffer_of(&g4[0], 1, DIST_DTYPE_F32), buffer_of(&g4[1], 1, DIST_DTYPE_F32),
+                                buffer_of(&g4[2], 1, DIST_DTYPE_F32), buffer_of(&g4[3], 1, DIST_DTYPE_F32)};
+  assert_dist_error(dist_strategy_apply_gradients(strategy, twice, two_grads, 2, optimizer),
+                    DIST_ERR_INVALID_ARGUMENT, "vars[0] and vars[1] are the same variable");
+  dist_buffer_t aliased[2] = {buffer_of(g4, 2, DIST_DTYPE_F32), buffer_of(&g4[1], 2, DIST_DTYPE_F32)};
+  assert_dist_error(dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, aliased, 1), DIST_ERR_INVALID_ARGUMENT,
+                    "replica 1's tensor 0 overlaps replica 0's tensor 0");
   /* Nothing failed half-way: v is untouched, and no step was counted. */
   int64_t iterations = -1;
   assert_dist_ok(dist_optimizer_iterations(optimizer, &iterations));

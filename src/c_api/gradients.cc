@@ -1,5 +1,7 @@
 // dist_optimizer_*, dist_strategy_batch_all_reduce and
 // dist_strategy_apply_gradients: the fused gradient step.
+#include <algorithm>
+
 #include "c_api/guard.h"
 #include "c_api/strategy_handles.h"
 #include "strategy/fused_all_reduce.h"
@@ -52,6 +54,19 @@ void check_trainable(const Strategy& strategy, const Variable& variable, const T
   variable.check_buffer(gradient, ("the gradient of vars[" + std::to_string(i) + "]").c_str());
 }
 
+// One update per variable and step: a variable listed twice would be stepped twice.
+void check_each_once(const std::vector<Variable*>& variables) {
+  std::vector<std::pair<const Variable*, size_t>> sorted;
+  for (size_t i = 0; i < variables.size(); ++i) sorted.emplace_back(variables[i], i);
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t k = 1; k < sorted.size(); ++k) {
+    if (sorted[k].first == sorted[k - 1].first) {
+      fail_invalid("vars[" + std::to_string(sorted[k - 1].second) + "] and vars[" + std::to_string(sorted[k].second) +
+                   "] are the same variable ('" + sorted[k].first->name() + "')");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dist
 
@@ -100,6 +115,7 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
       variables.push_back(require(vars[i], field.c_str())->variable.get());
       dist::check_trainable(s, *variables.back(), gradients[0][i], i);
     }
+    dist::check_each_once(variables);
     opt.begin_step();
     // A SUM on the wire; the optimizer divides by the replicas as it reads the
     // sum, which spares the bucket a pass of its own.

@@ -1,6 +1,7 @@
 #include "strategy/fused_all_reduce.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -37,6 +38,32 @@ void check_tensors(const Strategy& strategy, const std::vector<std::vector<Tenso
                      std::to_string(t.count) + "] but replica 0's is " + name(first[i].dtype) + "[" +
                      std::to_string(first[i].count) + "]");
       }
+    }
+  }
+}
+
+// The tensors are reduced in place (and, with one replica, sent from where they
+// lie): two that share memory would be reduced twice.
+void check_disjoint(const std::vector<std::vector<TensorRef>>& per_replica) {
+  struct Span {
+    uintptr_t begin, end;
+    size_t replica, tensor;
+  };
+  std::vector<Span> spans;
+  for (size_t r = 0; r < per_replica.size(); ++r) {
+    for (size_t i = 0; i < per_replica[r].size(); ++i) {
+      const TensorRef& t = per_replica[r][i];
+      if (t.count == 0) continue;
+      const auto begin = reinterpret_cast<uintptr_t>(t.data);
+      spans.push_back(Span{begin, begin + t.bytes(), r, i});
+    }
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  for (size_t k = 1; k < spans.size(); ++k) {
+    if (spans[k].begin < spans[k - 1].end) {
+      fail_invalid("replica " + std::to_string(spans[k].replica) + "'s tensor " + std::to_string(spans[k].tensor) +
+                   " overlaps replica " + std::to_string(spans[k - 1].replica) + "'s tensor " +
+                   std::to_string(spans[k - 1].tensor) + " in memory");
     }
   }
 }
@@ -171,6 +198,7 @@ void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::ve
     fail_invalid(std::string("op ") + name(op) + " is not SUM or MEAN");
   }
   check_tensors(strategy, per_replica);
+  check_disjoint(per_replica);
   FusionPipeline pipeline(strategy, op, per_replica, consume);
   pipeline.run();
 }
