@@ -137,6 +137,16 @@ static void scenario_variables(void) {
   MUST(dist_strategy_task_type(strategy, &type));
   MUST(dist_strategy_task_id(strategy, &task));
   CHECK(type && strcmp(type, "worker") == 0 && task == worker, "task %s:%d", type ? type : "NULL", (int)task);
+  const dist_cluster_t* cluster = NULL;
+  int32_t tasks = 0;
+  const char* device = NULL;
+  MUST(dist_strategy_cluster(strategy, &cluster));
+  CHECK(cluster != NULL && dist_cluster_num_tasks(cluster, "worker", &tasks) == DIST_OK && tasks == workers,
+        "the strategy's cluster has %d workers", (int)tasks);
+  MUST(dist_strategy_device(strategy, 1, &device));
+  char want[128];
+  snprintf(want, sizeof want, "/job:worker/replica:0/task:%d/device:CPU:1", (int)worker);
+  CHECK(strcmp(device, want) == 0, "device 1 is %s, expected %s", device, want);
 
   /* Each worker offers its own initial value; worker 0's wins everywhere. */
   struct update_job job;
