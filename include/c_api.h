@@ -548,8 +548,12 @@ DIST_EXPORT void dist_request_free(dist_request_t* request);
  *
  * Thread rules: a strategy and its variables are used from one cross-replica
  * thread at a time; inside dist_strategy_run, each replica thread uses only its
- * own dist_replica_context_t and the variable calls that take it. Destroy the
- * variables, then the strategies, then the context.
+ * own dist_replica_context_t and the variable calls that take it. Cross-replica
+ * calls (reduce, apply_gradients, variable creation, variable calls without a
+ * replica context, ...) made inside a replica function outside a merge call
+ * fail with DIST_ERR_INVALID_ARGUMENT. A variable keeps its strategy's state
+ * alive, so the two handles may be destroyed in either order; the context must
+ * outlive both.
  * ================================================================================ */
 
 typedef struct dist_strategy dist_strategy_t;
