@@ -91,18 +91,23 @@ class FusionPipeline {
     // go on the wire from where it lies, sparing a copy in and a copy out.
     const bool zero_copy = per_replica_.size() == 1;
     for (DType dtype : dtypes) {
-      const uint64_t capacity = std::max<uint64_t>(1, strategy_.bytes_per_pack() / size_of(dtype));
+      // No bucket larger than the dtype's tensors together: a small model does
+      // not pay for bytes_per_pack of memory it cannot fill.
+      uint64_t total = 0;
+      for (const TensorRef& t : tensors) total += t.dtype == dtype ? t.count : 0;
+      const uint64_t pack = std::max<uint64_t>(1, strategy_.bytes_per_pack() / size_of(dtype));
+      const uint64_t capacity = std::max<uint64_t>(1, std::min(total, pack));
       Bucket bucket;
       for (size_t i = 0; i < tensors.size(); ++i) {
         if (tensors[i].dtype != dtype) continue;
-        if (zero_copy && tensors[i].count >= capacity / 16) {
+        if (zero_copy && tensors[i].count >= std::max<uint64_t>(1, pack / 16)) {
           for (uint64_t offset = 0; offset < tensors[i].count; offset += capacity) {
             send_in_place(i, offset, std::min(capacity, tensors[i].count - offset), dtype);
           }
           continue;
         }
         for (uint64_t offset = 0; offset < tensors[i].count;) {
-          if (bucket.storage == nullptr) bucket = open_bucket(dtype);
+          if (bucket.storage == nullptr) bucket = open_bucket(dtype, capacity);
           const uint64_t take = std::min(tensors[i].count - offset, capacity - bucket.count);
           bucket.segments.push_back(FusedSegment{i, offset, take, dtype});
           bucket.count += take;
@@ -119,13 +124,13 @@ class FusionPipeline {
   }
 
  private:
-  Bucket open_bucket(DType dtype) {
+  Bucket open_bucket(DType dtype, uint64_t capacity) {
     while (free_.empty() || in_flight_.size() >= kMaxInFlight) finish_oldest();
     Bucket bucket;
     bucket.dtype = dtype;
     bucket.storage = free_.back();
     free_.pop_back();
-    const size_t capacity_bytes = std::max<size_t>(size_of(dtype), strategy_.bytes_per_pack());
+    const size_t capacity_bytes = static_cast<size_t>(capacity) * size_of(dtype);
     if (bucket.storage->size() < capacity_bytes) bucket.storage->resize(capacity_bytes);
     bucket.data = bucket.storage->data();
     return bucket;
