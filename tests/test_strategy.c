@@ -366,6 +366,40 @@ static void test_fused_equals_unfused(void** state) {
   }
 }
 
+/* Tensors of several dtypes in one call: each dtype is its own stream of
+ * buckets; MEAN divides by the replicas (integers truncate). */
+static void test_fused_mixed_dtypes(void** state) {
+  (void)state;
+  dist_strategy_t* strategy = create_strategy(DIST_STRATEGY_MIRRORED, 2, 64, 0);
+  float f[2][40];
+  double d[2][3];
+  int64_t i[2][5];
+  for (int r = 0; r < 2; ++r) {
+    for (int e = 0; e < 40; ++e) f[r][e] = (float)(e + 10 * r) * 0.5f;
+    for (int e = 0; e < 3; ++e) d[r][e] = (double)(e * 3 + r) / 7.0;
+    for (int e = 0; e < 5; ++e) i[r][e] = (int64_t)e * 11 - 3 * r;
+  }
+  float fw[40];
+  double dw[3];
+  int64_t iw[5];
+  for (int e = 0; e < 40; ++e) fw[e] = (f[0][e] + f[1][e]) / 2.0f;
+  for (int e = 0; e < 3; ++e) dw[e] = (d[0][e] + d[1][e]) / 2.0;
+  for (int e = 0; e < 5; ++e) iw[e] = (i[0][e] + i[1][e]) / 2;
+  dist_buffer_t buffers[6];
+  for (int r = 0; r < 2; ++r) {
+    buffers[r * 3 + 0] = buffer_of(f[r], 40, DIST_DTYPE_F32);
+    buffers[r * 3 + 1] = buffer_of(i[r], 5, DIST_DTYPE_I64);
+    buffers[r * 3 + 2] = buffer_of(d[r], 3, DIST_DTYPE_F64);
+  }
+  assert_dist_ok(dist_strategy_batch_all_reduce(strategy, DIST_OP_MEAN, buffers, 3));
+  for (int r = 0; r < 2; ++r) {
+    assert_memory_equal(f[r], fw, sizeof fw);
+    assert_memory_equal(d[r], dw, sizeof dw);
+    assert_memory_equal(i[r], iw, sizeof iw);
+  }
+  dist_strategy_destroy(strategy);
+}
+
 /* apply_gradients (fused, mean, SGD/Momentum/Adam) against the test's own
  * unfused arithmetic in double precision. */
 static void test_apply_gradients_matches_reference(void** state) {
@@ -735,6 +769,7 @@ int main(void) {
       cmocka_unit_test(test_cross_replica_context_rules),
       cmocka_unit_test(test_reduce),
       cmocka_unit_test(test_fused_equals_unfused),
+      cmocka_unit_test(test_fused_mixed_dtypes),
       cmocka_unit_test(test_apply_gradients_matches_reference),
       cmocka_unit_test(test_apply_gradients_arguments),
       cmocka_unit_test(test_input_context),
