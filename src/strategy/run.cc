@@ -15,12 +15,13 @@ namespace {
 // The first failure of a run; later ones are usually its echo (kAborted).
 class FirstFailure {
  public:
-  void record(int replica_id, Status status, const std::string& message) {
+  // `who`: "replica 3", or what failed outside any replica.
+  void record(const std::string& who, Status status, const std::string& message) {
     std::lock_guard<std::mutex> guard(mutex_);
     if (failed_) return;
     failed_ = true;
     status_ = status;
-    message_ = "replica " + std::to_string(replica_id) + ": " + message;
+    message_ = who + ": " + message;
   }
   void rethrow() {
     std::lock_guard<std::mutex> guard(mutex_);
@@ -56,6 +57,7 @@ void run_replicas(Strategy& strategy, const std::function<void(ReplicaContext&)>
   const int replicas = strategy.num_local_replicas();
   auto run_one = [&](int local_index) {
     ReplicaContext context(strategy, local_index);
+    const std::string who = "replica " + std::to_string(context.replica_id());
     try {
       // A lone replica runs on the caller's thread, which is never rebound.
       if (replicas > 1 && !strategy.replica_pus(local_index).empty()) {
@@ -64,13 +66,13 @@ void run_replicas(Strategy& strategy, const std::function<void(ReplicaContext&)>
       body(context);
       return;
     } catch (const Error& e) {
-      failure.record(context.replica_id(), e.status(), e.what());
+      failure.record(who, e.status(), e.what());
     } catch (const std::bad_alloc&) {
-      failure.record(context.replica_id(), Status::kNoMemory, "out of memory");
+      failure.record(who, Status::kNoMemory, "out of memory");
     } catch (const std::exception& e) {
-      failure.record(context.replica_id(), Status::kInternal, e.what());
+      failure.record(who, Status::kInternal, e.what());
     }
-    rendezvous.abort("replica " + std::to_string(context.replica_id()) + " failed");
+    rendezvous.abort(who + " failed");
   };
   if (replicas == 1) {
     run_one(0);  // no thread to start for a single replica
@@ -80,7 +82,7 @@ void run_replicas(Strategy& strategy, const std::function<void(ReplicaContext&)>
     try {
       for (int i = 0; i < replicas; ++i) threads.emplace_back(run_one, i);
     } catch (const std::system_error& e) {
-      failure.record(-1, Status::kSystem, std::string("cannot start a replica thread: ") + e.what());
+      failure.record("dist_strategy_run", Status::kSystem, std::string("cannot start a replica thread: ") + e.what());
       rendezvous.abort("a replica thread could not be started");
     }
     for (std::thread& t : threads) t.join();
