@@ -9,6 +9,7 @@
 #include <sched.h>
 
 #include "strategy_test_support.h"
+#include "regression_model.h"
 #include "unfused_all_reduce.h"
 
 static void test_create_and_query(void** state) {
@@ -636,70 +637,17 @@ static void test_input_context(void** state) {
 /* The same training code (linear regression, one gradient per replica on its
  * share of the global batch) under ONE_DEVICE and MIRRORED(4) reaches the same
  * weights: the mean of per-replica mean gradients is the global mean. */
-enum { kFeatures = 4, kSamples = 64 };
-struct regression {
-  float x[kSamples][kFeatures];
-  float y[kSamples];
-  dist_variable_t* w;
-  float grads[8][kFeatures];
-};
-
-static dist_status_t regression_step(dist_replica_context_t* replica, void* user_data) {
-  struct regression* job = user_data;
-  int32_t id = 0, n = 1;
-  dist_replica_id(replica, &id);
-  dist_replica_num_replicas_in_sync(replica, &n);
-  float w[kFeatures];
-  dist_buffer_t wb = buffer_of(w, kFeatures, DIST_DTYPE_F32);
-  dist_status_t status = dist_variable_read(job->w, replica, &wb);
-  if (status != DIST_OK) return status;
-  const int per = kSamples / n;
-  memset(job->grads[id], 0, sizeof job->grads[id]);
-  for (int s = id * per; s < (id + 1) * per; ++s) {
-    float err = -job->y[s];
-    for (int f = 0; f < kFeatures; ++f) err += w[f] * job->x[s][f];
-    for (int f = 0; f < kFeatures; ++f) job->grads[id][f] += 2 * err * job->x[s][f] / (float)per;
-  }
-  return DIST_OK;
-}
-
-static void train_regression(dist_strategy_t* strategy, float weights[kFeatures]) {
-  struct regression job;
-  for (int s = 0; s < kSamples; ++s) {
-    job.y[s] = 0;
-    for (int f = 0; f < kFeatures; ++f) {
-      job.x[s][f] = (float)sin(s * 0.37 * (f + 1) + f); /* independent features */
-      job.y[s] += (float)(f + 1) * job.x[s][f];
-    }
-  }
-  int64_t shape[1] = {kFeatures};
-  dist_variable_options_t vo = DIST_VARIABLE_OPTIONS_INIT;
-  vo.field_mask = DIST_VARIABLE_OPT_SHAPE;
-  vo.shape = shape;
-  vo.rank = 1;
-  assert_dist_ok(dist_variable_create(strategy, &vo, &job.w));
+static void train_regression(dist_strategy_t* strategy, float weights[kRegressionFeatures]) {
   dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
-  opt.field_mask = DIST_OPTIMIZER_OPT_LEARNING_RATE;
-  opt.learning_rate = 0.1;
-  dist_optimizer_t* optimizer = NULL;
-  assert_dist_ok(dist_optimizer_create(&opt, &optimizer));
-  int32_t local = 0;
-  assert_dist_ok(dist_strategy_num_local_replicas(strategy, &local));
-  dist_buffer_t grads[8];
-  for (int r = 0; r < local; ++r) grads[r] = buffer_of(job.grads[r], kFeatures, DIST_DTYPE_F32);
-  for (int step = 0; step < 400; ++step) {
-    assert_dist_ok(dist_strategy_run(strategy, regression_step, &job));
-    assert_dist_ok(dist_strategy_apply_gradients(strategy, &job.w, grads, 1, optimizer));
-  }
-  dist_buffer_t out = buffer_of(weights, kFeatures, DIST_DTYPE_F32);
-  assert_dist_ok(dist_variable_read(job.w, NULL, &out));
-  dist_optimizer_destroy(optimizer);
-  dist_variable_destroy(job.w);
+  opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
+  opt.kind = DIST_OPTIMIZER_MOMENTUM;
+  opt.learning_rate = 0.02;
+  assert_dist_ok(regression_train(strategy, &opt, 300, weights));
 }
 
 static void test_strategy_switch_keeps_training_code(void** state) {
   (void)state;
-  float one[kFeatures], mirrored[kFeatures], central[kFeatures];
+  float one[kRegressionFeatures], mirrored[kRegressionFeatures], central[kRegressionFeatures];
   dist_strategy_t* s = make_strategy(DIST_STRATEGY_ONE_DEVICE, 1);
   train_regression(s, one);
   dist_strategy_destroy(s);
@@ -709,7 +657,7 @@ static void test_strategy_switch_keeps_training_code(void** state) {
   s = make_strategy(DIST_STRATEGY_CENTRAL_STORAGE, 2);
   train_regression(s, central);
   dist_strategy_destroy(s);
-  for (int f = 0; f < kFeatures; ++f) {
+  for (int f = 0; f < kRegressionFeatures; ++f) {
     assert_true(fabsf(one[f] - mirrored[f]) < 1e-4f);
     assert_true(fabsf(one[f] - central[f]) < 1e-4f);
     /* And training worked: the weights approach y's coefficients f + 1. */

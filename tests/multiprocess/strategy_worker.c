@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "c_api.h"
+#include "regression_model.h"
 #include "unfused_all_reduce.h"
 
 static int failures = 0;
@@ -271,72 +272,25 @@ static void scenario_reduce(void) {
 
 /* ---- training: weights identical across workers ------------------------------- */
 
-enum { kFeatures = 16, kSamples = 256 };
-struct regression {
-  dist_variable_t* w;
-  float grads[kLocal][kFeatures];
-  int step;
-};
-
-static float feature(int s, int f) { return (float)sin(s * 0.37 * (f + 1) + f); }
-
-static dist_status_t regression_step(dist_replica_context_t* replica, void* user_data) {
-  struct regression* job = user_data;
-  int32_t id = 0, n = 1, r = 0;
-  dist_replica_id(replica, &id);
-  dist_replica_local_index(replica, &r);
-  dist_replica_num_replicas_in_sync(replica, &n);
-  float w[kFeatures];
-  dist_buffer_t wb = buffer_of(w, kFeatures, DIST_DTYPE_F32);
-  dist_status_t s = dist_variable_read(job->w, replica, &wb);
-  if (s != DIST_OK) return s;
-  const int per = kSamples / n;
-  memset(job->grads[r], 0, sizeof job->grads[r]);
-  for (int k = id * per; k < (id + 1) * per; ++k) {
-    float err = 0;
-    for (int f = 0; f < kFeatures; ++f) err += (w[f] - (float)(f + 1)) * feature(k + job->step, f);
-    for (int f = 0; f < kFeatures; ++f) job->grads[r][f] += 2 * err * feature(k + job->step, f) / (float)per;
-  }
-  return DIST_OK;
-}
-
 static void scenario_train(void) {
   dist_strategy_t* strategy = join(kLocal, 30);
   if (strategy == NULL) exit(2);
-  struct regression job;
-  int64_t shape[1] = {kFeatures};
-  dist_variable_options_t vo = DIST_VARIABLE_OPTIONS_INIT;
-  vo.field_mask = DIST_VARIABLE_OPT_SHAPE;
-  vo.shape = shape;
-  vo.rank = 1;
-  MUST(dist_variable_create(strategy, &vo, &job.w));
   dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
   opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
   opt.kind = DIST_OPTIMIZER_ADAM;
   opt.learning_rate = 0.2;
-  dist_optimizer_t* optimizer = NULL;
-  MUST(dist_optimizer_create(&opt, &optimizer));
-  dist_buffer_t grads[kLocal];
-  for (int r = 0; r < kLocal; ++r) grads[r] = buffer_of(job.grads[r], kFeatures, DIST_DTYPE_F32);
-  for (job.step = 0; job.step < 300; ++job.step) {
-    MUST(dist_strategy_run(strategy, regression_step, &job));
-    MUST(dist_strategy_apply_gradients(strategy, &job.w, grads, 1, optimizer));
-  }
-  float w[kFeatures];
-  dist_buffer_t wb = buffer_of(w, kFeatures, DIST_DTYPE_F32);
-  MUST(dist_variable_read(job.w, NULL, &wb));
-  for (int f = 0; f < kFeatures; ++f) CHECK(fabsf(w[f] - (float)(f + 1)) < 0.1f, "w[%d] = %g", f, w[f]);
+  float w[kRegressionFeatures];
+  MUST(regression_train(strategy, &opt, 300, w));
+  for (int f = 0; f < kRegressionFeatures; ++f) CHECK(fabsf(w[f] - (float)(f + 1)) < 0.1f, "w[%d] = %g", f, w[f]);
   /* The test compares these bytes across workers. */
   printf("weights ");
-  for (int f = 0; f < kFeatures; ++f) {
+  for (int f = 0; f < kRegressionFeatures; ++f) {
     uint32_t bits;
     memcpy(&bits, &w[f], sizeof bits);
     printf("%08x", bits);
   }
   printf("\n");
   fflush(stdout);
-  dist_optimizer_destroy(optimizer);
-  dist_variable_destroy(job.w);
   leave(strategy);
 }
 
