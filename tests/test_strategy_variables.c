@@ -290,6 +290,12 @@ static void test_variable_arguments(void** state) {
   assert_int_equal(dtype, DIST_DTYPE_F32);
   assert_dist_ok(dist_variable_shape(variable, &dims, &rank));
   assert_int_equal(rank, 0);
+  uint64_t count = 0;
+  dist_aggregation_t aggregation = -1;
+  assert_dist_ok(dist_variable_count(variable, &count));
+  assert_int_equal(count, 1);
+  assert_dist_ok(dist_variable_aggregation(variable, &aggregation));
+  assert_int_equal(aggregation, DIST_AGGREGATION_NONE);
   double wrong = 0;
   dist_buffer_t b = f64(&wrong, 1);
   assert_dist_error(dist_variable_read(variable, NULL, &b), DIST_ERR_INVALID_ARGUMENT, "is f32 but the output buffer is f64");

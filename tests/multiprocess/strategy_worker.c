@@ -42,7 +42,7 @@ static int32_t worker, workers;
 
 /* Joins the cluster and creates the strategy; local_replicas < 0 means
  * "1 + this worker's rank" (workers that disagree). NULL when creation fails. */
-static dist_strategy_t* join(int32_t local_replicas, double timeout_seconds) {
+static dist_strategy_t* join(int32_t local_replicas, double timeout_seconds, dist_communication_t communication) {
   dist_cluster_t* cluster = NULL;
   MUST(dist_cluster_resolve(NULL, &cluster));
   MUST(dist_context_create(cluster, NULL, &context));
@@ -54,7 +54,8 @@ static dist_strategy_t* join(int32_t local_replicas, double timeout_seconds) {
   }
   dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
   options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES | DIST_STRATEGY_OPT_BYTES_PER_PACK |
-                       DIST_STRATEGY_OPT_TIMEOUT_SECONDS;
+                       DIST_STRATEGY_OPT_TIMEOUT_SECONDS | DIST_STRATEGY_OPT_COMMUNICATION;
+  options.communication = communication;
   options.kind = DIST_STRATEGY_MULTI_WORKER_MIRRORED;
   options.num_cpu_devices = local_replicas;
   options.bytes_per_pack = 1000; /* many buckets, so that the pipeline overlaps */
@@ -128,7 +129,7 @@ static double read_scalar(dist_variable_t* v) {
 }
 
 static void scenario_variables(void) {
-  dist_strategy_t* strategy = join(kLocal, 30);
+  dist_strategy_t* strategy = join(kLocal, 30, DIST_COMMUNICATION_AUTO);
   if (strategy == NULL) exit(2);
   int32_t in_sync = 0;
   MUST(dist_strategy_num_replicas_in_sync(strategy, &in_sync));
@@ -193,7 +194,7 @@ static int32_t element(int32_t replica_id, int i, uint64_t e) {
 }
 
 static void scenario_reduce(void) {
-  dist_strategy_t* strategy = join(kLocal, 30);
+  dist_strategy_t* strategy = join(kLocal, 30, DIST_COMMUNICATION_AUTO);
   if (strategy == NULL) exit(2);
   /* axis 0 with a partial batch: worker w's replicas hold 2 and w rows of 2. */
   float rows[kLocal][4];
@@ -273,7 +274,7 @@ static void scenario_reduce(void) {
 /* ---- training: weights identical across workers ------------------------------- */
 
 static void scenario_train(void) {
-  dist_strategy_t* strategy = join(kLocal, 30);
+  dist_strategy_t* strategy = join(kLocal, 30, DIST_COMMUNICATION_RING);
   if (strategy == NULL) exit(2);
   dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
   opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
@@ -307,7 +308,7 @@ static dist_status_t fail_on_worker_1(dist_replica_context_t* replica, void* use
 }
 
 static void scenario_replica_error(void) {
-  dist_strategy_t* strategy = join(kLocal, 5);
+  dist_strategy_t* strategy = join(kLocal, 5, DIST_COMMUNICATION_AUTO);
   if (strategy == NULL) exit(2);
   dist_status_t status = dist_strategy_run(strategy, fail_on_worker_1, NULL);
   if (worker == 1) {
@@ -324,7 +325,7 @@ static void scenario_replica_error(void) {
 }
 
 static void scenario_mismatch(void) {
-  dist_strategy_t* strategy = join(-1, 10);
+  dist_strategy_t* strategy = join(-1, 10, DIST_COMMUNICATION_AUTO);
   CHECK(strategy == NULL, "workers with 1 and 2 local replicas created a strategy");
   CHECK(strstr(dist_last_error(), "workers disagree on the number of local replicas") != NULL, "message: %s",
         dist_last_error());
