@@ -552,6 +552,423 @@ DIST_EXPORT dist_status_t dist_request_wait(dist_request_t* request, int64_t tim
  * buffers must stay valid until it does). NULL is a no-op. */
 DIST_EXPORT void dist_request_free(dist_request_t* request);
 
+/* ==== Strategies ==================================================================
+ *
+ * tf.distribute's programming model. A strategy owns the local replicas of a
+ * model (one thread each while it runs), the communicator that keeps workers in
+ * sync, and the variables created through it. Kinds:
+ *
+ *   ONE_DEVICE             one replica on this process; no communication.
+ *   MIRRORED               one replica per local device, variables mirrored on
+ *                          each: the logical CPU devices of num_cpu_devices, or
+ *                          when it is unset one replica per GPU this process can
+ *                          use (devices "GPU:i"; replica i's thread is the one
+ *                          to drive GPU i) and one CPU device without GPUs.
+ *                          Buffers given to the library are host memory.
+ *   MULTI_WORKER_MIRRORED  MIRRORED on every member of the context (chief and
+ *                          workers), kept in sync by all-reduce over a private
+ *                          communicator split from the world (collective
+ *                          creation); every worker must have the same number of
+ *                          local replicas. A NULL context is one worker alone.
+ *   CENTRAL_STORAGE        one process; ON_WRITE variables are held once on the
+ *                          host, computation is replicated on the local devices
+ *                          and updates are aggregated before they are applied.
+ *
+ * Replicas are numbered in the sync group worker-major: replica id =
+ * worker rank * local replicas + local index. "Cross-replica context" is the
+ * thread that created the strategy (outside dist_strategy_run) and the body of a
+ * merge call; "replica context" is the body of a replica function, named by its
+ * dist_replica_context_t.
+ *
+ * Collective calls: in MULTI_WORKER_MIRRORED the calls that say "collective"
+ * must be made by every worker in the same order with matching arguments (as
+ * every worker runs the same training program).
+ *
+ * Thread rules: a strategy and its variables are used from one cross-replica
+ * thread at a time; inside dist_strategy_run, each replica thread uses only its
+ * own dist_replica_context_t and the variable calls that take it. Cross-replica
+ * calls (reduce, apply_gradients, variable creation, variable calls without a
+ * replica context, ...) made inside a replica function outside a merge call
+ * fail with DIST_ERR_INVALID_ARGUMENT. A variable keeps its strategy's state
+ * alive, so the two handles may be destroyed in either order; the context must
+ * outlive both.
+ * ================================================================================ */
+
+typedef struct dist_strategy dist_strategy_t;
+typedef struct dist_replica_context dist_replica_context_t;
+
+typedef int32_t dist_strategy_kind_t;
+#define DIST_STRATEGY_ONE_DEVICE            0
+#define DIST_STRATEGY_MIRRORED              1
+#define DIST_STRATEGY_MULTI_WORKER_MIRRORED 2
+#define DIST_STRATEGY_CENTRAL_STORAGE       3
+
+/* Cross-worker communication (TF's CommunicationImplementation). NCCL needs
+ * device buffers, which the collectives do not take yet: asking for it is
+ * DIST_ERR_UNSUPPORTED. */
+typedef int32_t dist_communication_t;
+#define DIST_COMMUNICATION_AUTO 0 /* the collectives' own choice by size */
+#define DIST_COMMUNICATION_RING 1 /* ring all-reduce for every size */
+#define DIST_COMMUNICATION_NCCL 2
+
+#define DIST_STRATEGY_OPT_KIND            (1ull << 0)
+#define DIST_STRATEGY_OPT_NUM_CPU_DEVICES (1ull << 1)
+#define DIST_STRATEGY_OPT_COMMUNICATION   (1ull << 2)
+#define DIST_STRATEGY_OPT_BYTES_PER_PACK  (1ull << 3)
+#define DIST_STRATEGY_OPT_TIMEOUT_SECONDS (1ull << 4)
+#define DIST_STRATEGY_OPT_BIND_THREADS    (1ull << 5)
+
+typedef struct dist_strategy_options {
+  uint64_t field_mask;
+  dist_strategy_kind_t kind;           /* default DIST_STRATEGY_ONE_DEVICE */
+  /* Logical CPU devices = local replicas of MIRRORED, MULTI_WORKER_MIRRORED and
+   * CENTRAL_STORAGE (1..64). Default: one per GPU this process can use, else 1.
+   * ONE_DEVICE accepts only 1. */
+  int32_t num_cpu_devices;
+  dist_communication_t communication;  /* default DIST_COMMUNICATION_AUTO */
+  /* Gradient fusion bucket size of dist_strategy_apply_gradients and
+   * dist_strategy_batch_all_reduce: small tensors are packed together, large
+   * ones split. 0 (the default) picks 8 MiB. */
+  uint64_t bytes_per_pack;
+  /* Deadline of each cross-worker collective; default: the context's. */
+  double timeout_seconds;
+  /* Nonzero: each replica thread is bound to its own core, hwloc spreading the
+   * local replicas over the cores this process may use. Default 0 (the OS
+   * schedules them; better on a machine shared with other jobs). Needs hwloc
+   * (DIST_ERR_UNSUPPORTED without it). */
+  int32_t bind_threads;
+} dist_strategy_options_t;
+
+#ifdef __cplusplus
+#  define DIST_STRATEGY_OPTIONS_INIT {}
+#else
+#  define DIST_STRATEGY_OPTIONS_INIT {0}
+#endif
+
+/* Creates a strategy. context may be NULL for every kind (a single worker);
+ * MULTI_WORKER_MIRRORED with a context is collective over its world. */
+DIST_EXPORT dist_status_t dist_strategy_create(dist_context_t* context,
+                                               const dist_strategy_options_t* options,
+                                               dist_strategy_t** strategy);
+DIST_EXPORT void dist_strategy_destroy(dist_strategy_t* strategy);
+
+DIST_EXPORT dist_status_t dist_strategy_kind(const dist_strategy_t* strategy,
+                                             dist_strategy_kind_t* kind);
+/* Replicas in the sync group (all workers) and on this worker. */
+DIST_EXPORT dist_status_t dist_strategy_num_replicas_in_sync(const dist_strategy_t* strategy,
+                                                             int32_t* count);
+DIST_EXPORT dist_status_t dist_strategy_num_local_replicas(const dist_strategy_t* strategy,
+                                                           int32_t* count);
+/* The i-th local device, "/job:worker/replica:0/task:1/device:CPU:0" (borrowed). */
+DIST_EXPORT dist_status_t dist_strategy_device(const dist_strategy_t* strategy, int32_t i,
+                                               const char** device);
+/* The cluster of the strategy's context (borrowed), NULL without a context. */
+DIST_EXPORT dist_status_t dist_strategy_cluster(const dist_strategy_t* strategy,
+                                                const dist_cluster_t** cluster);
+/* This worker's task type ("worker", "chief"; NULL alone) and id (-1 alone). */
+DIST_EXPORT dist_status_t dist_strategy_task_type(const dist_strategy_t* strategy,
+                                                  const char** task_type);
+DIST_EXPORT dist_status_t dist_strategy_task_id(const dist_strategy_t* strategy, int32_t* task_id);
+/* This worker's index among the workers (the context rank; 0 alone) and their count. */
+DIST_EXPORT dist_status_t dist_strategy_worker_index(const dist_strategy_t* strategy,
+                                                     int32_t* index, int32_t* num_workers);
+
+/* ---- Running replicas ---------------------------------------------------------- */
+
+typedef dist_status_t (*dist_replica_fn_t)(dist_replica_context_t* replica, void* user_data);
+
+/* Calls fn(replica, user_data) once per local replica, each on its own thread
+ * (a single local replica runs on the calling thread), and returns when all have
+ * returned. A replica fails by returning an error status;
+ * the call then fails with the first failing replica's status and message
+ * ("replica 1: ..."), and replicas waiting for it in a replica all-reduce or merge
+ * call are released with DIST_ERR_ABORTED. (Other workers of a
+ * MULTI_WORKER_MIRRORED strategy learn of it when their collective with this
+ * worker times out.) Not re-entrant: fn must not call dist_strategy_run. */
+DIST_EXPORT dist_status_t dist_strategy_run(dist_strategy_t* strategy, dist_replica_fn_t fn,
+                                            void* user_data);
+
+/* Inside fn: the replica's id in the sync group, the group's size, its local index.
+ * A dist_replica_context_t is valid only during the fn call it was given to. */
+DIST_EXPORT dist_status_t dist_replica_id(const dist_replica_context_t* replica, int32_t* id);
+DIST_EXPORT dist_status_t dist_replica_num_replicas_in_sync(const dist_replica_context_t* replica,
+                                                            int32_t* count);
+DIST_EXPORT dist_status_t dist_replica_local_index(const dist_replica_context_t* replica,
+                                                   int32_t* index);
+DIST_EXPORT dist_status_t dist_replica_strategy(const dist_replica_context_t* replica,
+                                                dist_strategy_t** strategy);
+
+/* All-reduces `buffer` in place across every replica in sync: every local
+ * replica calls it with the same dtype, count and op (a mismatch fails all of
+ * them), the local values are combined, then across workers; each replica gets
+ * the same result. MEAN divides by num_replicas_in_sync (integers truncate). */
+DIST_EXPORT dist_status_t dist_replica_all_reduce(dist_replica_context_t* replica, dist_op_t op,
+                                                  const dist_buffer_t* buffer);
+
+/* A function run once in cross-replica context: values[i] is what local replica
+ * i passed to dist_replica_merge_call, user_data what local replica 0 passed. */
+typedef dist_status_t (*dist_merge_fn_t)(dist_strategy_t* strategy, void* const* values,
+                                       int32_t num_values, void* user_data);
+
+/* Every local replica calls it; fn runs once (on one of their threads) when all
+ * have arrived, and each replica's call returns fn's status. */
+DIST_EXPORT dist_status_t dist_replica_merge_call(dist_replica_context_t* replica, dist_merge_fn_t fn,
+                                                  void* value, void* user_data);
+
+/* Records this replica's result of the current run (copied): what
+ * dist_strategy_local_results returns afterwards. */
+DIST_EXPORT dist_status_t dist_replica_set_result(dist_replica_context_t* replica,
+                                                  const dist_buffer_t* value);
+
+/* The results the local replicas set in the last dist_strategy_run, in local
+ * replica order (*count = local replicas; a replica that set none has count 0
+ * and data NULL). Borrowed until the next run or destroy. */
+DIST_EXPORT dist_status_t dist_strategy_local_results(const dist_strategy_t* strategy,
+                                                      const dist_buffer_t** results,
+                                                      int32_t* count);
+
+/* ---- Reducing per-replica values (collective) ---------------------------------- */
+
+#define DIST_AXIS_NONE (-1)
+
+/* TF's strategy.reduce(op, value, axis), in cross-replica context. op is
+ * DIST_OP_SUM or DIST_OP_MEAN; values[i] is local replica i's value
+ * (num_values = local replicas).
+ *   axis DIST_AXIS_NONE: every value has result->count elements; the result is
+ *     their element-wise sum (or mean over num_replicas_in_sync) over all replicas.
+ *   axis 0: values[i] holds rows_i rows of result->count elements (a batch; rows
+ *     may differ, e.g. a partial last batch, and may be 0); the result sums the
+ *     rows of every replica, and MEAN divides by the true number of rows in the
+ *     whole group (it fails when that is 0).
+ * Integers truncate a MEAN. */
+DIST_EXPORT dist_status_t dist_strategy_reduce(dist_strategy_t* strategy, dist_op_t op,
+                                               const dist_buffer_t* values, int32_t num_values,
+                                               int32_t axis, const dist_buffer_t* result);
+
+/* ---- Input ---------------------------------------------------------------------
+ * TF's InputContext: how many input pipelines read data (one per worker), which
+ * one this is, and how a global batch divides among replicas. Immutable: any
+ * thread. */
+
+typedef struct dist_input_context dist_input_context_t;
+
+DIST_EXPORT dist_status_t dist_input_context_create(int32_t num_input_pipelines,
+                                                    int32_t input_pipeline_id,
+                                                    int32_t num_replicas_in_sync,
+                                                    dist_input_context_t** input);
+/* The strategy's: one pipeline per worker, this worker's index. */
+DIST_EXPORT dist_status_t dist_strategy_input_context(const dist_strategy_t* strategy,
+                                                      dist_input_context_t** input);
+DIST_EXPORT void dist_input_context_destroy(dist_input_context_t* input);
+DIST_EXPORT dist_status_t dist_input_context_num_input_pipelines(const dist_input_context_t* input,
+                                                                 int32_t* count);
+DIST_EXPORT dist_status_t dist_input_context_input_pipeline_id(const dist_input_context_t* input,
+                                                               int32_t* id);
+DIST_EXPORT dist_status_t dist_input_context_num_replicas_in_sync(const dist_input_context_t* input,
+                                                                  int32_t* count);
+/* global_batch_size / num_replicas_in_sync; DIST_ERR_INVALID_ARGUMENT when it
+ * does not divide. */
+DIST_EXPORT dist_status_t dist_input_context_per_replica_batch_size(
+    const dist_input_context_t* input, int64_t global_batch_size, int64_t* per_replica);
+/* The files this pipeline reads: file i belongs to pipeline i % num_input_pipelines
+ * (TF's FILE auto-sharding). indices receives up to `capacity` file indices in
+ * increasing order and *count how many this pipeline gets. Fewer files than
+ * pipelines is DIST_ERR_INVALID_ARGUMENT naming the pipelines that would get
+ * none (shard by data instead). */
+DIST_EXPORT dist_status_t dist_input_context_shard_files(const dist_input_context_t* input,
+                                                         int64_t num_files, int64_t* indices,
+                                                         int64_t capacity, int64_t* count);
+/* This pipeline's contiguous part of the index range [0, total): the first
+ * total % pipelines parts are one longer. *count is 0 when total < pipelines and
+ * this pipeline gets nothing (the call still succeeds; check it). */
+DIST_EXPORT dist_status_t dist_input_context_shard_range(const dist_input_context_t* input,
+                                                         int64_t total, int64_t* begin,
+                                                         int64_t* count);
+
+/* Splits this worker's batch of `rows` rows (batch->count = rows * row elements)
+ * across the local replicas without copying: per_replica[i] (num_local_replicas
+ * entries) points into batch. Each replica gets ceil(rows / replicas) rows, the
+ * last ones fewer (or none) for a partial batch, as TF rebatches. */
+DIST_EXPORT dist_status_t dist_strategy_split_batch(const dist_strategy_t* strategy,
+                                                    const dist_buffer_t* batch, uint64_t rows,
+                                                    dist_buffer_t* per_replica,
+                                                    int32_t num_per_replica);
+
+/* ==== Distributed variables =====================================================
+ *
+ * tf.Variable under a strategy, with tf.VariableSynchronization and
+ * tf.VariableAggregation:
+ *
+ *   synchronization AUTO = ON_WRITE.
+ *     ON_WRITE (MirroredVariable): one copy per local replica (CENTRAL_STORAGE:
+ *       one copy on the host) that always hold the same value. In replica context
+ *       every local replica calls assign*; the values are aggregated across the
+ *       sync group by the aggregation, then applied to every copy:
+ *         SUM                 the sum of all replicas' values
+ *         MEAN                their mean (integers truncate)
+ *         ONLY_FIRST_REPLICA  replica 0's value
+ *         NONE                an error when more than one replica is in sync
+ *       In cross-replica context assign* applies its value to every copy.
+ *     ON_READ (SyncOnReadVariable, e.g. metrics): one copy per local replica. In
+ *       replica context assign* and read touch only that replica's copy. In
+ *       cross-replica context read aggregates all replicas' copies (a collective;
+ *       SUM, MEAN or ONLY_FIRST_REPLICA; NONE is an error), assign stores value /
+ *       num_replicas_in_sync for SUM (value otherwise) in every copy, and
+ *       assign_add/assign_sub are an error for SUM.
+ *     NONE: refused, as tf.distribute refuses it, unless the strategy is
+ *       ONE_DEVICE (then it is a plain variable).
+ *
+ * Creation is collective: the chief's (worker 0's) initial value is broadcast so
+ * every worker starts identical. Replica-context assign* is collective for
+ * ON_WRITE variables (every local replica, every worker).
+ * ================================================================================ */
+
+typedef struct dist_variable dist_variable_t;
+
+typedef int32_t dist_synchronization_t;
+#define DIST_SYNC_AUTO     0
+#define DIST_SYNC_ON_WRITE 1
+#define DIST_SYNC_ON_READ  2
+#define DIST_SYNC_NONE     3
+
+typedef int32_t dist_aggregation_t;
+#define DIST_AGGREGATION_NONE               0
+#define DIST_AGGREGATION_SUM                1
+#define DIST_AGGREGATION_MEAN               2
+#define DIST_AGGREGATION_ONLY_FIRST_REPLICA 3
+
+#define DIST_VARIABLE_OPT_NAME            (1ull << 0)
+#define DIST_VARIABLE_OPT_DTYPE           (1ull << 1)
+#define DIST_VARIABLE_OPT_SHAPE           (1ull << 2)
+#define DIST_VARIABLE_OPT_INITIAL_VALUE   (1ull << 3)
+#define DIST_VARIABLE_OPT_SYNCHRONIZATION (1ull << 4)
+#define DIST_VARIABLE_OPT_AGGREGATION     (1ull << 5)
+
+#define DIST_MAX_RANK 8
+
+typedef struct dist_variable_options {
+  uint64_t field_mask;
+  const char* name;                       /* default "Variable" */
+  dist_dtype_t dtype;                     /* default DIST_DTYPE_F32 */
+  const int64_t* shape;                   /* default a scalar; dims >= 0 */
+  int32_t rank;                           /* 0..DIST_MAX_RANK */
+  const void* initial_value;              /* all elements, row-major; default zeros */
+  dist_synchronization_t synchronization; /* default DIST_SYNC_AUTO */
+  dist_aggregation_t aggregation;         /* default DIST_AGGREGATION_NONE */
+} dist_variable_options_t;
+
+#ifdef __cplusplus
+#  define DIST_VARIABLE_OPTIONS_INIT {}
+#else
+#  define DIST_VARIABLE_OPTIONS_INIT {0}
+#endif
+
+/* Collective (see above). The variable keeps its strategy alive. */
+DIST_EXPORT dist_status_t dist_variable_create(dist_strategy_t* strategy,
+                                               const dist_variable_options_t* options,
+                                               dist_variable_t** variable);
+DIST_EXPORT void dist_variable_destroy(dist_variable_t* variable);
+
+/* name borrowed; synchronization as resolved (never AUTO). */
+DIST_EXPORT dist_status_t dist_variable_name(const dist_variable_t* variable, const char** name);
+DIST_EXPORT dist_status_t dist_variable_dtype(const dist_variable_t* variable, dist_dtype_t* dtype);
+DIST_EXPORT dist_status_t dist_variable_shape(const dist_variable_t* variable, const int64_t** shape,
+                                              int32_t* rank);
+DIST_EXPORT dist_status_t dist_variable_count(const dist_variable_t* variable, uint64_t* count);
+DIST_EXPORT dist_status_t dist_variable_synchronization(const dist_variable_t* variable,
+                                                        dist_synchronization_t* synchronization);
+DIST_EXPORT dist_status_t dist_variable_aggregation(const dist_variable_t* variable,
+                                                    dist_aggregation_t* aggregation);
+
+/* replica NULL: cross-replica context; otherwise the calling replica's context.
+ * Buffers have the variable's dtype and element count. */
+DIST_EXPORT dist_status_t dist_variable_read(dist_variable_t* variable,
+                                             dist_replica_context_t* replica,
+                                             const dist_buffer_t* out);
+DIST_EXPORT dist_status_t dist_variable_assign(dist_variable_t* variable,
+                                               dist_replica_context_t* replica,
+                                               const dist_buffer_t* value);
+DIST_EXPORT dist_status_t dist_variable_assign_add(dist_variable_t* variable,
+                                                   dist_replica_context_t* replica,
+                                                   const dist_buffer_t* value);
+DIST_EXPORT dist_status_t dist_variable_assign_sub(dist_variable_t* variable,
+                                                   dist_replica_context_t* replica,
+                                                   const dist_buffer_t* value);
+/* Local copy i of the variable as it is stored (a test of the mirroring);
+ * *count copies: local replicas, or 1 for CENTRAL_STORAGE ON_WRITE. */
+DIST_EXPORT dist_status_t dist_variable_num_copies(const dist_variable_t* variable, int32_t* count);
+DIST_EXPORT dist_status_t dist_variable_read_copy(const dist_variable_t* variable, int32_t i,
+                                                  const dist_buffer_t* out);
+
+/* ---- Gradients and optimizers ----------------------------------------------------
+ * An optimizer holds the slots (momentum, Adam moments) of the variables it
+ * updates and its step count. It applies the same arithmetic, in the same order,
+ * on every worker, so mirrored copies stay bit-identical. f32 and f64 variables.
+ * Thread rules: used by one thread at a time. */
+
+typedef struct dist_optimizer dist_optimizer_t;
+
+typedef int32_t dist_optimizer_kind_t;
+#define DIST_OPTIMIZER_SGD      0 /* var -= lr * g */
+#define DIST_OPTIMIZER_MOMENTUM 1 /* v = momentum * v - lr * g; var += v (nesterov:
+                                     var += momentum * v - lr * g), as Keras SGD */
+#define DIST_OPTIMIZER_ADAM     2 /* Keras Adam: m, v moments, bias-corrected lr */
+
+#define DIST_OPTIMIZER_OPT_KIND          (1ull << 0)
+#define DIST_OPTIMIZER_OPT_LEARNING_RATE (1ull << 1)
+#define DIST_OPTIMIZER_OPT_MOMENTUM      (1ull << 2)
+#define DIST_OPTIMIZER_OPT_NESTEROV      (1ull << 3)
+#define DIST_OPTIMIZER_OPT_BETA_1        (1ull << 4)
+#define DIST_OPTIMIZER_OPT_BETA_2        (1ull << 5)
+#define DIST_OPTIMIZER_OPT_EPSILON       (1ull << 6)
+
+typedef struct dist_optimizer_options {
+  uint64_t field_mask;
+  dist_optimizer_kind_t kind; /* default DIST_OPTIMIZER_SGD */
+  double learning_rate;       /* default 0.01 (Adam: 0.001); > 0 */
+  double momentum;            /* MOMENTUM; default 0.9; in [0, 1) */
+  int32_t nesterov;           /* MOMENTUM; default 0 */
+  double beta_1;              /* ADAM; default 0.9; in [0, 1) */
+  double beta_2;              /* ADAM; default 0.999; in [0, 1) */
+  double epsilon;             /* ADAM; default 1e-7; > 0 */
+} dist_optimizer_options_t;
+
+#ifdef __cplusplus
+#  define DIST_OPTIMIZER_OPTIONS_INIT {}
+#else
+#  define DIST_OPTIMIZER_OPTIONS_INIT {0}
+#endif
+
+DIST_EXPORT dist_status_t dist_optimizer_create(const dist_optimizer_options_t* options,
+                                                dist_optimizer_t** optimizer);
+DIST_EXPORT void dist_optimizer_destroy(dist_optimizer_t* optimizer);
+/* apply_gradients calls made so far (Keras' optimizer.iterations). */
+DIST_EXPORT dist_status_t dist_optimizer_iterations(const dist_optimizer_t* optimizer,
+                                                    int64_t* iterations);
+
+/* Fused all-reduce of many tensors, in cross-replica context (collective).
+ * buffers[r * n + i] is local replica r's tensor i (n tensors per replica, the
+ * same counts and dtypes on every replica). Tensors are packed into buckets of
+ * bytes_per_pack per dtype (small ones together, large ones split); the next
+ * bucket is packed (and the local replicas combined) while the previous one is
+ * all-reduced across workers. The tensors must not overlap in memory. Afterwards every replica's tensor i holds the sum
+ * (or mean over num_replicas_in_sync) over all replicas. op: SUM or MEAN. */
+DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strategy, dist_op_t op,
+                                                         const dist_buffer_t* buffers, size_t n);
+
+/* Cross-replica (collective): grads[r * n + i] is local replica r's gradient of
+ * vars[i] (distinct ON_WRITE variables of this strategy, f32/f64, gradients of
+ * the same dtype and count that do not overlap in memory). The gradients are mean-all-reduced over the sync group in
+ * fused buckets as dist_strategy_batch_all_reduce does, then the optimizer
+ * updates every copy of every variable. The gradient buffers are scratch: with
+ * one local replica, gradients of more than bytes_per_pack / 16 are all-reduced
+ * in place (they hold the sum over all replicas afterwards); other gradients
+ * are left unchanged. */
+DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strategy,
+                                                        dist_variable_t* const* vars,
+                                                        const dist_buffer_t* grads, size_t n,
+                                                        dist_optimizer_t* optimizer);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

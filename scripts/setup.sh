@@ -6,7 +6,9 @@ DIST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIST_BUILD=${DIST_BUILD:-$DIST_ROOT/build}
 
 DIST_PACKAGES=(build-essential cmake pkg-config libucx-dev ucx-utils libhwloc-dev hwloc
-               libcmocka-dev nlohmann-json3-dev libssl-dev python3 binutils)
+               libcmocka-dev nlohmann-json3-dev libssl-dev zlib1g-dev python3 binutils)
+# The demo's training data: scikit-learn's digits, as Debian ships them.
+DIST_DEMO_PACKAGES=(python3-sklearn)
 
 dist_install_packages() {
   local missing=()

@@ -42,6 +42,7 @@ DIST_EXPORT dist_status_t dist_context_create(const dist_cluster_t* cluster, con
     require(context, "context");
     auto created = std::make_unique<dist_context>();
     created->context = std::make_unique<dist::Context>(cluster->resolved, dist::read_context_options(options));
+    created->cluster = *cluster;
     created->world.is_world = true;
     created->world.communicator =
         std::make_unique<dist::Communicator>(*created->context, 0, dist::all_ranks(created->context->size()));

@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "c_api/cluster_handle.h"
 #include "collectives/communicator.h"
 #include "collectives/operation.h"
 #include "transport/context.h"
@@ -15,6 +16,7 @@ struct dist_comm {
 struct dist_context {
   std::unique_ptr<dist::Context> context;
   dist_comm world;
+  dist_cluster cluster;  // what the context was created from (strategies report it)
 };
 
 struct dist_request {

@@ -1,0 +1,159 @@
+/* apply_gradients of ResNet-50's 161 parameter tensors (25,557,032 floats, as
+ * torchvision lists them) across the workers of a MULTI_WORKER_MIRRORED
+ * strategy, against the fusion ideal: one all-reduce of one buffer of the same
+ * 102 MB. Run it under dist-run:
+ *
+ *   dist-run -n 2 -- build/bench/apply_gradients/bench_apply_gradients [iters] [bytes_per_pack]
+ *
+ * Worker 0 prints the median time per step of each and their ratio. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "c_api.h"
+
+#define CHECK(call)                                                                 \
+  do {                                                                              \
+    dist_status_t status_ = (call);                                                 \
+    if (status_ != DIST_OK) {                                                       \
+      fprintf(stderr, "%s: %s\n", dist_status_string(status_), dist_last_error()); \
+      exit(1);                                                                      \
+    }                                                                               \
+  } while (0)
+
+enum { kMaxTensors = 200, kMaxIters = 1000 };
+
+/* torchvision's resnet50: conv + batch-norm (gamma, beta) per layer, the fc. */
+static int resnet50_sizes(uint64_t* sizes) {
+  int n = 0;
+  sizes[n++] = 64 * 3 * 7 * 7;
+  sizes[n++] = 64;
+  sizes[n++] = 64;
+  const int blocks[4] = {3, 4, 6, 3}, widths[4] = {64, 128, 256, 512};
+  uint64_t in = 64;
+  for (int layer = 0; layer < 4; ++layer) {
+    const uint64_t width = (uint64_t)widths[layer], out = width * 4;
+    for (int b = 0; b < blocks[layer]; ++b) {
+      const uint64_t convs[3] = {in * width, width * width * 9, width * out};
+      const uint64_t channels[3] = {width, width, out};
+      for (int c = 0; c < 3; ++c) {
+        sizes[n++] = convs[c];
+        sizes[n++] = channels[c];
+        sizes[n++] = channels[c];
+      }
+      if (b == 0) { /* the projection shortcut */
+        sizes[n++] = in * out;
+        sizes[n++] = out;
+        sizes[n++] = out;
+      }
+      in = out;
+    }
+  }
+  sizes[n++] = 1000 * 2048;
+  sizes[n++] = 1000;
+  return n;
+}
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int by_value(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double* samples, int n) {
+  qsort(samples, (size_t)n, sizeof *samples, by_value);
+  return samples[n / 2];
+}
+
+int main(int argc, char** argv) {
+  const int iters = argc > 1 ? atoi(argv[1]) : 10;
+  const uint64_t pack = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
+  if (iters < 1 || iters > kMaxIters) {
+    fprintf(stderr, "iters must be 1..%d\n", kMaxIters);
+    return 2;
+  }
+  dist_cluster_t* cluster = NULL;
+  dist_context_t* context = NULL;
+  CHECK(dist_cluster_resolve(NULL, &cluster));
+  CHECK(dist_context_create(cluster, NULL, &context));
+  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
+  options.field_mask = DIST_STRATEGY_OPT_KIND | (pack ? DIST_STRATEGY_OPT_BYTES_PER_PACK : 0);
+  options.kind = DIST_STRATEGY_MULTI_WORKER_MIRRORED;
+  options.bytes_per_pack = pack;
+  dist_strategy_t* strategy = NULL;
+  CHECK(dist_strategy_create(context, &options, &strategy));
+  int32_t worker = 0, workers = 0;
+  CHECK(dist_strategy_worker_index(strategy, &worker, &workers));
+
+  uint64_t sizes[kMaxTensors];
+  const int n = resnet50_sizes(sizes);
+  uint64_t total = 0;
+  dist_variable_t* vars[kMaxTensors];
+  dist_buffer_t grads[kMaxTensors];
+  for (int i = 0; i < n; ++i) {
+    int64_t shape[1] = {(int64_t)sizes[i]};
+    dist_variable_options_t v = DIST_VARIABLE_OPTIONS_INIT;
+    v.field_mask = DIST_VARIABLE_OPT_SHAPE;
+    v.shape = shape;
+    v.rank = 1;
+    CHECK(dist_variable_create(strategy, &v, &vars[i]));
+    float* g = malloc(sizes[i] * sizeof(float));
+    for (uint64_t e = 0; e < sizes[i]; ++e) g[e] = 1e-3f * (float)((e + (uint64_t)i) % 7);
+    grads[i] = (dist_buffer_t){g, sizes[i], DIST_DTYPE_F32, DIST_MEMORY_HOST, NULL};
+    total += sizes[i];
+  }
+  float* flat = malloc(total * sizeof(float));
+  for (uint64_t e = 0; e < total; ++e) flat[e] = 1e-3f * (float)(e % 7);
+  dist_buffer_t whole = {flat, total, DIST_DTYPE_F32, DIST_MEMORY_HOST, NULL};
+  dist_comm_t* world = NULL;
+  CHECK(dist_comm_world(context, &world));
+  dist_optimizer_t* sgd = NULL;
+  CHECK(dist_optimizer_create(NULL, &sgd));
+
+  double step[kMaxIters], ideal[kMaxIters], fused[kMaxIters];
+  /* Warm up each (first-touch of buckets, UCX registrations), then alternate. */
+  CHECK(dist_strategy_apply_gradients(strategy, vars, grads, (size_t)n, sgd));
+  CHECK(dist_all_reduce(world, NULL, &whole, DIST_OP_MEAN, NULL));
+  CHECK(dist_strategy_batch_all_reduce(strategy, DIST_OP_MEAN, grads, (size_t)n));
+  for (int it = 0; it < iters; ++it) {
+    CHECK(dist_barrier(world, NULL));
+    double t0 = now_us();
+    CHECK(dist_strategy_apply_gradients(strategy, vars, grads, (size_t)n, sgd));
+    step[it] = now_us() - t0;
+    CHECK(dist_barrier(world, NULL));
+    t0 = now_us();
+    CHECK(dist_all_reduce(world, NULL, &whole, DIST_OP_MEAN, NULL));
+    ideal[it] = now_us() - t0;
+    CHECK(dist_barrier(world, NULL));
+    t0 = now_us();
+    CHECK(dist_strategy_batch_all_reduce(strategy, DIST_OP_MEAN, grads, (size_t)n));
+    fused[it] = now_us() - t0;
+  }
+  if (worker == 0) {
+    const double s = median(step, iters), i = median(ideal, iters), f = median(fused, iters);
+    printf("workers %d, %d tensors, %llu floats (%.1f MB), bytes_per_pack %s, %d iterations (medians)\n",
+           (int)workers, n, (unsigned long long)total, (double)total * 4 / 1e6, pack ? argv[2] : "default (8 MiB)",
+           iters);
+    printf("apply_gradients (fused all-reduce + SGD)   %10.1f ms\n", s / 1e3);
+    printf("batch_all_reduce (fused all-reduce alone)  %10.1f ms\n", f / 1e3);
+    printf("one all-reduce of one %.0f MB buffer       %10.1f ms\n", (double)total * 4 / 1e6, i / 1e3);
+    printf("ratio apply_gradients / one all-reduce     %10.3f\n", s / i);
+    printf("ratio batch_all_reduce / one all-reduce    %10.3f\n", f / i);
+  }
+  for (int i = 0; i < n; ++i) {
+    dist_variable_destroy(vars[i]);
+    free(grads[i].data);
+  }
+  free(flat);
+  dist_optimizer_destroy(sgd);
+  dist_strategy_destroy(strategy);
+  dist_context_destroy(context);
+  dist_cluster_destroy(cluster);
+  return 0;
+}

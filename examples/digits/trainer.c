@@ -1,0 +1,323 @@
+#include "trainer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { kHidden = 32, kTest = 360, kMaxReplicas = 64 };
+enum { kW1, kB1, kW2, kB2, kParams };
+static const uint64_t kParamCount[kParams] = {kDigitPixels * kHidden, kHidden, kHidden * kDigitClasses,
+                                              kDigitClasses};
+enum { kAllParams = kDigitPixels * kHidden + kHidden + kHidden * kDigitClasses + kDigitClasses };
+
+#define TRY(call)                                        \
+  do {                                                   \
+    dist_status_t status_ = (call);                      \
+    if (status_ != DIST_OK) return status_;              \
+  } while (0)
+
+/* The model's parameters in one block: W1 [64][32], b1, W2 [32][10], b2. */
+struct params {
+  float* p[kParams];
+  float storage[kAllParams];
+};
+
+static void bind_params(struct params* m) {
+  float* cursor = m->storage;
+  for (int i = 0; i < kParams; ++i) {
+    m->p[i] = cursor;
+    cursor += kParamCount[i];
+  }
+}
+
+static dist_buffer_t f32_buffer(float* data, uint64_t count) {
+  dist_buffer_t b = {data, count, DIST_DTYPE_F32, DIST_MEMORY_HOST, NULL};
+  return b;
+}
+
+/* Forward one image; fills hidden activations and class probabilities. */
+static void forward(const struct params* m, const float* x, float* hidden, float* probs) {
+  for (int j = 0; j < kHidden; ++j) {
+    float h = m->p[kB1][j];
+    for (int i = 0; i < kDigitPixels; ++i) h += x[i] * m->p[kW1][i * kHidden + j];
+    hidden[j] = h > 0 ? h : 0;
+  }
+  float top = -INFINITY, total = 0;
+  for (int k = 0; k < kDigitClasses; ++k) {
+    float z = m->p[kB2][k];
+    for (int j = 0; j < kHidden; ++j) z += hidden[j] * m->p[kW2][j * kDigitClasses + k];
+    probs[k] = z;
+    if (z > top) top = z;
+  }
+  for (int k = 0; k < kDigitClasses; ++k) total += probs[k] = expf(probs[k] - top);
+  for (int k = 0; k < kDigitClasses; ++k) probs[k] /= total;
+}
+
+static int argmax(const float* probs) {
+  int best = 0;
+  for (int k = 1; k < kDigitClasses; ++k) best = probs[k] > probs[best] ? k : best;
+  return best;
+}
+
+/* What every replica of one step shares: its inputs and gradient outputs. */
+struct step {
+  dist_variable_t* vars[kParams];
+  dist_variable_t* loss_sum; /* ON_READ, SUM: the epoch's summed loss */
+  dist_variable_t* correct;  /* ON_READ, SUM: the epoch's correct predictions */
+  dist_buffer_t x[kMaxReplicas], y[kMaxReplicas]; /* this step's rows per replica */
+  double gradient_scale;   /* replicas in sync / global rows: MEAN then gives the global mean */
+  struct params grads[kMaxReplicas];
+};
+
+/* One replica: read the mirrored weights, forward and backward its rows. */
+static dist_status_t replica_step(dist_replica_context_t* replica, void* user_data) {
+  struct step* step = user_data;
+  int32_t r = 0;
+  TRY(dist_replica_local_index(replica, &r));
+  struct params m;
+  bind_params(&m);
+  for (int i = 0; i < kParams; ++i) {
+    dist_buffer_t b = f32_buffer(m.p[i], kParamCount[i]);
+    TRY(dist_variable_read(step->vars[i], replica, &b));
+  }
+  struct params* g = &step->grads[r];
+  bind_params(g);
+  memset(g->storage, 0, sizeof g->storage);
+  const float* xs = step->x[r].data;
+  const int32_t* ys = step->y[r].data;
+  double loss = 0;
+  int64_t correct = 0;
+  for (uint64_t s = 0; s < step->y[r].count; ++s) {
+    const float* x = xs + s * kDigitPixels;
+    float hidden[kHidden], probs[kDigitClasses], dlogits[kDigitClasses], dhidden[kHidden];
+    forward(&m, x, hidden, probs);
+    loss -= log(probs[ys[s]] + 1e-12);
+    correct += argmax(probs) == ys[s];
+    for (int k = 0; k < kDigitClasses; ++k) dlogits[k] = probs[k] - (k == ys[s]);
+    for (int j = 0; j < kHidden; ++j) {
+      float back = 0;
+      for (int k = 0; k < kDigitClasses; ++k) {
+        g->p[kW2][j * kDigitClasses + k] += hidden[j] * dlogits[k];
+        back += m.p[kW2][j * kDigitClasses + k] * dlogits[k];
+      }
+      dhidden[j] = hidden[j] > 0 ? back : 0;
+      g->p[kB1][j] += dhidden[j];
+    }
+    for (int k = 0; k < kDigitClasses; ++k) g->p[kB2][k] += dlogits[k];
+    for (int i = 0; i < kDigitPixels; ++i) {
+      if (x[i] == 0) continue;
+      for (int j = 0; j < kHidden; ++j) g->p[kW1][i * kHidden + j] += x[i] * dhidden[j];
+    }
+  }
+  for (int i = 0; i < kAllParams; ++i) g->storage[i] *= (float)step->gradient_scale;
+  /* Metrics: each replica adds to its own copy; reads aggregate them. */
+  dist_buffer_t lb = {&loss, 1, DIST_DTYPE_F64, DIST_MEMORY_HOST, NULL};
+  dist_buffer_t cb = {&correct, 1, DIST_DTYPE_I64, DIST_MEMORY_HOST, NULL};
+  TRY(dist_variable_assign_add(step->loss_sum, replica, &lb));
+  return dist_variable_assign_add(step->correct, replica, &cb);
+}
+
+static uint64_t fnv1a(uint64_t hash, const void* data, size_t bytes) {
+  const unsigned char* p = data;
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
+  return hash;
+}
+
+/* FNV-1a of copy 0 of every weight; fails if another local copy differs. */
+static dist_status_t hash_weights(struct step* step, uint64_t* hash) {
+  *hash = 1469598103934665603ull;
+  static float first[kDigitPixels * kHidden], other[kDigitPixels * kHidden];
+  for (int i = 0; i < kParams; ++i) {
+    int32_t copies = 0;
+    TRY(dist_variable_num_copies(step->vars[i], &copies));
+    dist_buffer_t b0 = f32_buffer(first, kParamCount[i]), b = f32_buffer(other, kParamCount[i]);
+    TRY(dist_variable_read_copy(step->vars[i], 0, &b0));
+    for (int32_t c = 1; c < copies; ++c) {
+      TRY(dist_variable_read_copy(step->vars[i], c, &b));
+      if (memcmp(first, other, sizeof(float) * kParamCount[i]) != 0) {
+        fprintf(stderr, "copy %d of weight %d differs from copy 0\n", (int)c, i);
+        return DIST_ERR_INTERNAL;
+      }
+    }
+    *hash = fnv1a(*hash, first, sizeof(float) * kParamCount[i]);
+  }
+  return DIST_OK;
+}
+
+/* Deterministic, identical on every worker: a small LCG. */
+static uint32_t next_random(uint64_t* state) {
+  *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(*state >> 32);
+}
+
+static dist_status_t create_model(dist_strategy_t* strategy, struct step* step) {
+  int32_t worker = 0, workers = 1;
+  TRY(dist_strategy_worker_index(strategy, &worker, &workers));
+  /* Each worker draws different initial weights; creation broadcasts worker 0's. */
+  uint64_t seed = 1234 + (uint64_t)worker;
+  struct params init;
+  bind_params(&init);
+  for (int i = 0; i < kAllParams; ++i) init.storage[i] = ((float)next_random(&seed) / 4294967296.0f - 0.5f) * 0.3f;
+  static const char* names[kParams] = {"dense/kernel", "dense/bias", "logits/kernel", "logits/bias"};
+  static const int64_t shapes[kParams][2] = {{kDigitPixels, kHidden}, {kHidden, 0}, {kHidden, kDigitClasses},
+                                             {kDigitClasses, 0}};
+  for (int i = 0; i < kParams; ++i) {
+    dist_variable_options_t v = DIST_VARIABLE_OPTIONS_INIT;
+    v.field_mask = DIST_VARIABLE_OPT_NAME | DIST_VARIABLE_OPT_SHAPE | DIST_VARIABLE_OPT_INITIAL_VALUE;
+    v.name = names[i];
+    v.shape = shapes[i];
+    v.rank = shapes[i][1] == 0 ? 1 : 2;
+    v.initial_value = init.p[i];
+    TRY(dist_variable_create(strategy, &v, &step->vars[i]));
+  }
+  dist_variable_options_t metric = DIST_VARIABLE_OPTIONS_INIT;
+  metric.field_mask = DIST_VARIABLE_OPT_NAME | DIST_VARIABLE_OPT_DTYPE | DIST_VARIABLE_OPT_SYNCHRONIZATION |
+                      DIST_VARIABLE_OPT_AGGREGATION;
+  metric.synchronization = DIST_SYNC_ON_READ;
+  metric.aggregation = DIST_AGGREGATION_SUM;
+  metric.name = "loss_sum";
+  metric.dtype = DIST_DTYPE_F64;
+  TRY(dist_variable_create(strategy, &metric, &step->loss_sum));
+  metric.name = "correct";
+  metric.dtype = DIST_DTYPE_I64;
+  return dist_variable_create(strategy, &metric, &step->correct);
+}
+
+static double test_accuracy(struct step* step, const struct digits* data, int first) {
+  struct params m;
+  bind_params(&m);
+  for (int i = 0; i < kParams; ++i) {
+    dist_buffer_t b = f32_buffer(m.p[i], kParamCount[i]);
+    if (dist_variable_read(step->vars[i], NULL, &b) != DIST_OK) return -1;
+  }
+  int correct = 0;
+  for (int s = first; s < data->count; ++s) {
+    float hidden[kHidden], probs[kDigitClasses];
+    forward(&m, data->pixels + (size_t)s * kDigitPixels, hidden, probs);
+    correct += argmax(probs) == data->labels[s];
+  }
+  return (double)correct / (data->count - first);
+}
+
+/* Runs one epoch of global batches over the shuffled training set. */
+static dist_status_t run_epoch(dist_strategy_t* strategy, struct step* step, dist_optimizer_t* optimizer,
+                               const struct digits* data, const int* order, int train, int batch_size,
+                               dist_input_context_t* input, float* xbuf, int32_t* ybuf) {
+  int32_t replicas = 0, in_sync = 0;
+  TRY(dist_strategy_num_local_replicas(strategy, &replicas));
+  TRY(dist_strategy_num_replicas_in_sync(strategy, &in_sync));
+  dist_buffer_t grads[kMaxReplicas * kParams];
+  for (int r = 0; r < replicas; ++r) {
+    bind_params(&step->grads[r]);
+    for (int i = 0; i < kParams; ++i) grads[r * kParams + i] = f32_buffer(step->grads[r].p[i], kParamCount[i]);
+  }
+  for (int start = 0; start < train; start += batch_size) {
+    const int rows = start + batch_size <= train ? batch_size : train - start; /* the last batch is partial */
+    /* This worker's share of the global batch, then split over its replicas. */
+    int64_t begin = 0, count = 0;
+    TRY(dist_input_context_shard_range(input, rows, &begin, &count));
+    for (int64_t s = 0; s < count; ++s) {
+      const int sample = order[start + begin + s];
+      memcpy(xbuf + s * kDigitPixels, data->pixels + (size_t)sample * kDigitPixels, sizeof(float) * kDigitPixels);
+      ybuf[s] = data->labels[sample];
+    }
+    dist_buffer_t xs = f32_buffer(xbuf, (uint64_t)count * kDigitPixels);
+    dist_buffer_t ys = {ybuf, (uint64_t)count, DIST_DTYPE_I32, DIST_MEMORY_HOST, NULL};
+    TRY(dist_strategy_split_batch(strategy, &xs, (uint64_t)count, step->x, replicas));
+    TRY(dist_strategy_split_batch(strategy, &ys, (uint64_t)count, step->y, replicas));
+    step->gradient_scale = (double)in_sync / rows;
+    TRY(dist_strategy_run(strategy, replica_step, step));
+    TRY(dist_strategy_apply_gradients(strategy, step->vars, grads, kParams, optimizer));
+  }
+  return DIST_OK;
+}
+
+dist_status_t digits_train(dist_strategy_t* strategy, const struct digits* data, const struct train_options* options,
+                           struct train_report* report) {
+  const int epochs = options->epochs > 0 ? options->epochs : 20;
+  const int batch_size = options->global_batch_size > 0 ? options->global_batch_size : 64;
+  const int train = data->count - kTest;
+  struct step* step = calloc(1, sizeof *step);
+  int* order = malloc(sizeof(int) * (size_t)train);
+  float* xbuf = malloc(sizeof(float) * kDigitPixels * (size_t)batch_size);
+  int32_t* ybuf = malloc(sizeof(int32_t) * (size_t)batch_size);
+  dist_optimizer_t* optimizer = NULL;
+  dist_input_context_t* input = NULL;
+  dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
+  opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE | DIST_OPTIMIZER_OPT_MOMENTUM;
+  opt.kind = DIST_OPTIMIZER_MOMENTUM;
+  opt.learning_rate = options->learning_rate > 0 ? options->learning_rate : 0.05;
+  opt.momentum = 0.9;
+  dist_status_t status = create_model(strategy, step);
+  if (status == DIST_OK) status = dist_optimizer_create(&opt, &optimizer);
+  if (status == DIST_OK) status = dist_strategy_input_context(strategy, &input);
+  int32_t worker = 0, workers = 1;
+  if (status == DIST_OK) status = dist_strategy_worker_index(strategy, &worker, &workers);
+  for (int i = 0; i < train; ++i) order[i] = i;
+  uint64_t shuffle = 42; /* the same permutation on every worker */
+  for (int epoch = 1; status == DIST_OK && epoch <= epochs; ++epoch) {
+    for (int i = train - 1; i > 0; --i) {
+      const int j = (int)(next_random(&shuffle) % (uint32_t)(i + 1));
+      const int t = order[i];
+      order[i] = order[j];
+      order[j] = t;
+    }
+    double zero = 0;
+    int64_t none = 0;
+    dist_buffer_t lb = {&zero, 1, DIST_DTYPE_F64, DIST_MEMORY_HOST, NULL};
+    dist_buffer_t cb = {&none, 1, DIST_DTYPE_I64, DIST_MEMORY_HOST, NULL};
+    status = dist_variable_assign(step->loss_sum, NULL, &lb);
+    if (status == DIST_OK) status = dist_variable_assign(step->correct, NULL, &cb);
+    if (status == DIST_OK) status = run_epoch(strategy, step, optimizer, data, order, train, batch_size, input, xbuf, ybuf);
+    double loss = 0;
+    int64_t correct = 0;
+    lb.data = &loss;
+    cb.data = &correct;
+    /* Cross-replica reads of ON_READ metrics sum every replica of every worker. */
+    if (status == DIST_OK) status = dist_variable_read(step->loss_sum, NULL, &lb);
+    if (status == DIST_OK) status = dist_variable_read(step->correct, NULL, &cb);
+    if (status != DIST_OK) break;
+    report->final_loss = loss / train;
+    report->train_accuracy = (double)correct / train;
+    report->test_accuracy = test_accuracy(step, data, train);
+    if (options->verbose && worker == 0) {
+      printf("epoch %2d  loss %.4f  train accuracy %.4f  test accuracy %.4f\n", epoch, report->final_loss,
+             report->train_accuracy, report->test_accuracy);
+      fflush(stdout);
+    }
+  }
+  if (status == DIST_OK) status = hash_weights(step, &report->weights_hash);
+  for (int i = 0; i < kParams; ++i) dist_variable_destroy(step->vars[i]);
+  dist_variable_destroy(step->loss_sum);
+  dist_variable_destroy(step->correct);
+  dist_optimizer_destroy(optimizer);
+  dist_input_context_destroy(input);
+  free(step);
+  free(order);
+  free(xbuf);
+  free(ybuf);
+  return status;
+}
+
+void digits_print_report(const char* label, const struct train_report* report) {
+  printf("%s: final loss %.4f  train accuracy %.4f  test accuracy %.4f  weights fnv1a64 %016llx\n", label,
+         report->final_loss, report->train_accuracy, report->test_accuracy,
+         (unsigned long long)report->weights_hash);
+  fflush(stdout);
+}
+
+int digits_example_main(int argc, char** argv, dist_strategy_t* strategy, const char* label) {
+  struct train_options options;
+  memset(&options, 0, sizeof options);
+  options.verbose = 1;
+  options.epochs = argc > 1 ? atoi(argv[1]) : 20;
+  struct digits data;
+  if (digits_load(argc > 2 ? argv[2] : DIGITS_DEFAULT_PATH, &data) != 0) return 1;
+  struct train_report report;
+  const dist_status_t status = digits_train(strategy, &data, &options, &report);
+  digits_free(&data);
+  DIGITS_CHECK(status);
+  digits_print_report(label, &report);
+  return 0;
+}

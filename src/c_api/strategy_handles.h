@@ -1,0 +1,51 @@
+// What the C ABI's strategy, replica context, variable, optimizer and input
+// context handles hold.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "c_api.h"
+#include "c_api/buffers.h"
+#include "strategy/input_context.h"
+#include "strategy/replica_context.h"
+#include "strategy/strategy.h"
+#include "strategy/tensor_ref.h"
+#include "variables/optimizer.h"
+#include "variables/variable.h"
+
+struct dist_strategy {
+  std::shared_ptr<dist::Strategy> strategy;
+  const dist_cluster_t* cluster = nullptr;  // the context's; null without one
+  // What the replicas of the last run set with dist_replica_set_result.
+  std::vector<std::vector<unsigned char>> result_storage;
+  std::vector<dist_buffer_t> results;
+};
+
+struct dist_replica_context {
+  dist::ReplicaContext* replica = nullptr;
+  dist_strategy_t* strategy = nullptr;
+};
+
+struct dist_variable {
+  std::unique_ptr<dist::Variable> variable;
+};
+
+struct dist_optimizer {
+  std::unique_ptr<dist::Optimizer> optimizer;
+};
+
+struct dist_input_context {
+  dist::InputContext input;
+};
+
+namespace dist {
+
+// A checked dist_buffer_t as the core's view of it.
+inline TensorRef tensor_of(const dist_buffer_t* buffer, const char* name) {
+  Checked checked = check_buffer(buffer, name);
+  return TensorRef{checked.data, checked.count, checked.dtype};
+}
+
+}  // namespace dist

@@ -1,0 +1,143 @@
+// dist_variable_*: distributed variables.
+#include <cstring>
+
+#include "c_api/guard.h"
+#include "c_api/strategy_handles.h"
+
+using dist::call_guarded;
+using dist::require;
+
+namespace dist {
+namespace {
+
+VariableSpec read_variable_options(const dist_variable_options_t* in) {
+  VariableSpec spec;
+  if (in == nullptr) return spec;
+  auto has = [in](uint64_t bit) { return (in->field_mask & bit) != 0; };
+  if (has(DIST_VARIABLE_OPT_NAME)) spec.name = require(in->name, "options: name");
+  if (has(DIST_VARIABLE_OPT_DTYPE)) spec.dtype = dtype_from_int(in->dtype);
+  if (has(DIST_VARIABLE_OPT_SHAPE)) {
+    if (in->rank < 0 || in->rank > DIST_MAX_RANK) {
+      fail_invalid("options: rank " + std::to_string(in->rank) + " is out of range 0.." + std::to_string(DIST_MAX_RANK));
+    }
+    if (in->rank > 0) require(in->shape, "options: shape");
+    spec.shape.assign(in->shape, in->shape + in->rank);
+  }
+  if (has(DIST_VARIABLE_OPT_INITIAL_VALUE)) spec.initial_value = require(in->initial_value, "options: initial_value");
+  if (has(DIST_VARIABLE_OPT_SYNCHRONIZATION)) spec.synchronization = synchronization_from_int(in->synchronization);
+  if (has(DIST_VARIABLE_OPT_AGGREGATION)) spec.aggregation = aggregation_from_int(in->aggregation);
+  return spec;
+}
+
+ReplicaContext* replica_of(dist_replica_context_t* replica) { return replica != nullptr ? replica->replica : nullptr; }
+
+void update(dist_variable_t* variable, dist_replica_context_t* replica, const dist_buffer_t* value, UpdateKind kind) {
+  require(variable, "variable");
+  variable->variable->update(replica_of(replica), kind, tensor_of(value, "value"));
+}
+
+}  // namespace
+}  // namespace dist
+
+extern "C" {
+
+DIST_EXPORT dist_status_t dist_variable_create(dist_strategy_t* strategy, const dist_variable_options_t* options,
+                                               dist_variable_t** variable) {
+  return call_guarded(__func__, [&] {
+    require(strategy, "strategy");
+    require(variable, "variable");
+    strategy->strategy->require_cross_replica("dist_variable_create");
+    const dist::VariableSpec spec = dist::read_variable_options(options);
+    auto created = std::make_unique<dist_variable>();
+    created->variable = std::make_unique<dist::Variable>(strategy->strategy, spec);
+    *variable = created.release();
+  });
+}
+
+DIST_EXPORT void dist_variable_destroy(dist_variable_t* variable) { delete variable; }
+
+DIST_EXPORT dist_status_t dist_variable_name(const dist_variable_t* variable, const char** name) {
+  return call_guarded(__func__, [&] { *require(name, "name") = require(variable, "variable")->variable->name().c_str(); });
+}
+
+DIST_EXPORT dist_status_t dist_variable_dtype(const dist_variable_t* variable, dist_dtype_t* dtype) {
+  return call_guarded(__func__, [&] {
+    *require(dtype, "dtype") = static_cast<dist_dtype_t>(require(variable, "variable")->variable->dtype());
+  });
+}
+
+DIST_EXPORT dist_status_t dist_variable_shape(const dist_variable_t* variable, const int64_t** shape, int32_t* rank) {
+  return call_guarded(__func__, [&] {
+    require(variable, "variable");
+    require(shape, "shape");
+    require(rank, "rank");
+    const std::vector<int64_t>& dims = variable->variable->shape();
+    *shape = dims.data();
+    *rank = static_cast<int32_t>(dims.size());
+  });
+}
+
+DIST_EXPORT dist_status_t dist_variable_count(const dist_variable_t* variable, uint64_t* count) {
+  return call_guarded(__func__, [&] { *require(count, "count") = require(variable, "variable")->variable->count(); });
+}
+
+DIST_EXPORT dist_status_t dist_variable_synchronization(const dist_variable_t* variable,
+                                                        dist_synchronization_t* synchronization) {
+  return call_guarded(__func__, [&] {
+    *require(synchronization, "synchronization") =
+        static_cast<dist_synchronization_t>(require(variable, "variable")->variable->synchronization());
+  });
+}
+
+DIST_EXPORT dist_status_t dist_variable_aggregation(const dist_variable_t* variable, dist_aggregation_t* aggregation) {
+  return call_guarded(__func__, [&] {
+    *require(aggregation, "aggregation") =
+        static_cast<dist_aggregation_t>(require(variable, "variable")->variable->aggregation());
+  });
+}
+
+DIST_EXPORT dist_status_t dist_variable_read(dist_variable_t* variable, dist_replica_context_t* replica,
+                                             const dist_buffer_t* out) {
+  return call_guarded(__func__, [&] {
+    require(variable, "variable");
+    variable->variable->read(dist::replica_of(replica), dist::tensor_of(out, "out"));
+  });
+}
+
+DIST_EXPORT dist_status_t dist_variable_assign(dist_variable_t* variable, dist_replica_context_t* replica,
+                                               const dist_buffer_t* value) {
+  return call_guarded(__func__, [&] { dist::update(variable, replica, value, dist::UpdateKind::kAssign); });
+}
+
+DIST_EXPORT dist_status_t dist_variable_assign_add(dist_variable_t* variable, dist_replica_context_t* replica,
+                                                   const dist_buffer_t* value) {
+  return call_guarded(__func__, [&] { dist::update(variable, replica, value, dist::UpdateKind::kAdd); });
+}
+
+DIST_EXPORT dist_status_t dist_variable_assign_sub(dist_variable_t* variable, dist_replica_context_t* replica,
+                                                   const dist_buffer_t* value) {
+  return call_guarded(__func__, [&] { dist::update(variable, replica, value, dist::UpdateKind::kSub); });
+}
+
+DIST_EXPORT dist_status_t dist_variable_num_copies(const dist_variable_t* variable, int32_t* count) {
+  return call_guarded(__func__, [&] {
+    *require(count, "count") = require(variable, "variable")->variable->num_copies();
+  });
+}
+
+DIST_EXPORT dist_status_t dist_variable_read_copy(const dist_variable_t* variable, int32_t i,
+                                                  const dist_buffer_t* out) {
+  return call_guarded(__func__, [&] {
+    require(variable, "variable");
+    const dist::Variable& v = *variable->variable;
+    if (i < 0 || i >= v.num_copies()) {
+      dist::fail_invalid("copy " + std::to_string(i) + " is out of range for " + std::to_string(v.num_copies()) +
+                         " copies of variable '" + v.name() + "'");
+    }
+    const dist::TensorRef target = dist::tensor_of(out, "out");
+    v.check_buffer(target, "out");
+    if (target.bytes() > 0) std::memcpy(target.data, v.copy(i), target.bytes());
+  });
+}
+
+}  // extern "C"

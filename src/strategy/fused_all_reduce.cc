@@ -1,0 +1,221 @@
+#include "strategy/fused_all_reduce.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "collectives/reduce_kernels.h"
+
+namespace dist {
+namespace {
+
+// Collectives in flight at once, besides the bucket being packed.
+constexpr size_t kMaxInFlight = 3;
+
+struct Bucket {
+  std::vector<unsigned char>* storage = nullptr;  // null when the data is the caller's tensor
+  unsigned char* data = nullptr;
+  DType dtype = DType::F32;
+  uint64_t count = 0;
+  std::vector<FusedSegment> segments;
+  std::shared_ptr<Operation> operation;
+};
+
+void check_tensors(const Strategy& strategy, const std::vector<std::vector<TensorRef>>& per_replica) {
+  if (static_cast<int>(per_replica.size()) != strategy.num_local_replicas()) {
+    fail_invalid(std::to_string(per_replica.size()) + " replicas' tensors given for " +
+                 std::to_string(strategy.num_local_replicas()) + " local replicas");
+  }
+  const std::vector<TensorRef>& first = per_replica[0];
+  for (size_t r = 1; r < per_replica.size(); ++r) {
+    for (size_t i = 0; i < first.size(); ++i) {
+      const TensorRef& t = per_replica[r][i];
+      if (t.dtype != first[i].dtype || t.count != first[i].count) {
+        fail_invalid("replica " + std::to_string(r) + "'s tensor " + std::to_string(i) + " is " + name(t.dtype) + "[" +
+                     std::to_string(t.count) + "] but replica 0's is " + name(first[i].dtype) + "[" +
+                     std::to_string(first[i].count) + "]");
+      }
+    }
+  }
+}
+
+// The tensors are reduced in place (and, with one replica, sent from where they
+// lie): two that share memory would be reduced twice.
+void check_disjoint(const std::vector<std::vector<TensorRef>>& per_replica) {
+  struct Span {
+    uintptr_t begin, end;
+    size_t replica, tensor;
+  };
+  std::vector<Span> spans;
+  for (size_t r = 0; r < per_replica.size(); ++r) {
+    for (size_t i = 0; i < per_replica[r].size(); ++i) {
+      const TensorRef& t = per_replica[r][i];
+      if (t.count == 0) continue;
+      const auto begin = reinterpret_cast<uintptr_t>(t.data);
+      spans.push_back(Span{begin, begin + t.bytes(), r, i});
+    }
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  for (size_t k = 1; k < spans.size(); ++k) {
+    if (spans[k].begin < spans[k - 1].end) {
+      fail_invalid("replica " + std::to_string(spans[k].replica) + "'s tensor " + std::to_string(spans[k].tensor) +
+                   " overlaps replica " + std::to_string(spans[k - 1].replica) + "'s tensor " +
+                   std::to_string(spans[k - 1].tensor) + " in memory");
+    }
+  }
+}
+
+class FusionPipeline {
+ public:
+  FusionPipeline(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
+                 const FusedConsumer& consume)
+      : strategy_(strategy), op_(op), per_replica_(per_replica), consume_(consume) {
+    for (auto& storage : strategy.fusion_buffers()) free_.push_back(&storage);
+  }
+
+  // Waits for what is still on the wire before the buffers go away.
+  ~FusionPipeline() {
+    for (Bucket& bucket : in_flight_) bucket.operation->wait_for(std::chrono::milliseconds(-1));
+  }
+
+  void run() {
+    const std::vector<TensorRef>& tensors = per_replica_[0];
+    std::vector<DType> dtypes;
+    for (const TensorRef& t : tensors) {
+      if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
+    }
+    // With one local replica there is nothing to combine, so a large tensor can
+    // go on the wire from where it lies, sparing a copy in and a copy out.
+    const bool zero_copy = per_replica_.size() == 1;
+    for (DType dtype : dtypes) {
+      // No bucket larger than the dtype's tensors together: a small model does
+      // not pay for bytes_per_pack of memory it cannot fill.
+      uint64_t total = 0;
+      for (const TensorRef& t : tensors) total += t.dtype == dtype ? t.count : 0;
+      const uint64_t pack = std::max<uint64_t>(1, strategy_.bytes_per_pack() / size_of(dtype));
+      const uint64_t capacity = std::max<uint64_t>(1, std::min(total, pack));
+      Bucket bucket;
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        if (tensors[i].dtype != dtype) continue;
+        if (zero_copy && tensors[i].count >= std::max<uint64_t>(1, pack / 16)) {
+          for (uint64_t offset = 0; offset < tensors[i].count; offset += capacity) {
+            send_in_place(i, offset, std::min(capacity, tensors[i].count - offset), dtype);
+          }
+          continue;
+        }
+        for (uint64_t offset = 0; offset < tensors[i].count;) {
+          if (bucket.storage == nullptr) bucket = open_bucket(dtype, capacity);
+          const uint64_t take = std::min(tensors[i].count - offset, capacity - bucket.count);
+          bucket.segments.push_back(FusedSegment{i, offset, take, dtype});
+          bucket.count += take;
+          offset += take;
+          if (bucket.count == capacity) {
+            send(bucket);
+            bucket = Bucket();
+          }
+        }
+      }
+      if (bucket.count > 0) send(bucket);
+    }
+    while (!in_flight_.empty()) finish_oldest();
+  }
+
+ private:
+  Bucket open_bucket(DType dtype, uint64_t capacity) {
+    while (free_.empty() || in_flight_.size() >= kMaxInFlight) finish_oldest();
+    Bucket bucket;
+    bucket.dtype = dtype;
+    bucket.storage = free_.back();
+    free_.pop_back();
+    const size_t capacity_bytes = static_cast<size_t>(capacity) * size_of(dtype);
+    if (bucket.storage->size() < capacity_bytes) bucket.storage->resize(capacity_bytes);
+    bucket.data = bucket.storage->data();
+    return bucket;
+  }
+
+  void send_in_place(size_t tensor, uint64_t offset, uint64_t count, DType dtype) {
+    while (in_flight_.size() >= kMaxInFlight) finish_oldest();
+    Bucket bucket;
+    bucket.dtype = dtype;
+    bucket.data = static_cast<unsigned char*>(per_replica_[0][tensor].data) + offset * size_of(dtype);
+    bucket.count = count;
+    bucket.segments.push_back(FusedSegment{tensor, offset, count, dtype});
+    submit(bucket);
+  }
+
+  void submit(Bucket& bucket) {
+    bucket.operation =
+        strategy_.submit_all_reduce_across_workers(TensorRef{bucket.data, bucket.count, bucket.dtype}, ReduceOp::SUM);
+    in_flight_.push_back(std::move(bucket));
+  }
+
+  // Packs (combining the local replicas) and puts the bucket on the wire.
+  void send(Bucket& bucket) {
+    const size_t element = size_of(bucket.dtype);
+    std::vector<const void*> inputs(per_replica_.size());
+    uint64_t position = 0;
+    for (const FusedSegment& s : bucket.segments) {
+      for (size_t r = 0; r < per_replica_.size(); ++r) {
+        inputs[r] = static_cast<const unsigned char*>(per_replica_[r][s.tensor].data) + s.offset * element;
+      }
+      reduce_many(bucket.data + position * element, inputs.data(), inputs.size(), s.count, bucket.dtype,
+                  ReduceOp::SUM);
+      position += s.count;
+    }
+    submit(bucket);
+  }
+
+  void finish_oldest() {
+    Bucket bucket = std::move(in_flight_.front());
+    in_flight_.pop_front();
+    bucket.operation->wait_for(std::chrono::milliseconds(-1));
+    if (bucket.operation->status() != Status::kOk) {
+      throw Error(bucket.operation->status(), bucket.operation->message());
+    }
+    if (op_ == ReduceOp::MEAN) {
+      finalize_mean(bucket.data, bucket.count, bucket.dtype, strategy_.num_replicas_in_sync());
+    }
+    const size_t element = size_of(bucket.dtype);
+    uint64_t position = 0;
+    for (const FusedSegment& s : bucket.segments) {
+      consume_(s, bucket.data + position * element);
+      position += s.count;
+    }
+    if (bucket.storage != nullptr) free_.push_back(bucket.storage);
+  }
+
+  Strategy& strategy_;
+  ReduceOp op_;
+  const std::vector<std::vector<TensorRef>>& per_replica_;
+  const FusedConsumer& consume_;
+  std::vector<std::vector<unsigned char>*> free_;
+  std::deque<Bucket> in_flight_;
+};
+
+}  // namespace
+
+void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
+                      const FusedConsumer& consume) {
+  if (op != ReduceOp::SUM && op != ReduceOp::MEAN) {
+    fail_invalid(std::string("op ") + name(op) + " is not SUM or MEAN");
+  }
+  check_tensors(strategy, per_replica);
+  check_disjoint(per_replica);
+  FusionPipeline pipeline(strategy, op, per_replica, consume);
+  pipeline.run();
+}
+
+FusedConsumer write_back_to_replicas(const std::vector<std::vector<TensorRef>>& per_replica) {
+  return [&per_replica](const FusedSegment& s, const void* reduced) {
+    const size_t element = size_of(s.dtype);
+    for (const std::vector<TensorRef>& tensors : per_replica) {
+      unsigned char* target = static_cast<unsigned char*>(tensors[s.tensor].data) + s.offset * element;
+      if (target != reduced) std::memcpy(target, reduced, static_cast<size_t>(s.count) * element);
+    }
+  };
+}
+
+}  // namespace dist

@@ -1,0 +1,42 @@
+// The fused all-reduce of many tensors behind apply_gradients (Horovod's
+// tensor fusion, TF's bytes_per_pack): the tensors of one dtype form a stream
+// cut into buckets of bytes_per_pack, small tensors packed together and large
+// ones split. Packing a bucket also combines the local replicas; while one
+// bucket is all-reduced across workers, the next is packed and the previous
+// one handed to the consumer. With a single local replica, tensors of at least
+// a sixteenth of a bucket are all-reduced where they lie (no copy in or out):
+// they are large enough that one call each costs little more than packing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "collectives/reduce_op.h"
+#include "strategy/strategy.h"
+#include "strategy/tensor_ref.h"
+
+namespace dist {
+
+// Elements [offset, offset + count) of tensor `tensor`, reduced.
+struct FusedSegment {
+  size_t tensor = 0;
+  uint64_t offset = 0;
+  uint64_t count = 0;
+  DType dtype = DType::F32;
+};
+
+using FusedConsumer = std::function<void(const FusedSegment& segment, const void* reduced)>;
+
+// per_replica[r][i] is local replica r's tensor i; every replica's tensor i has
+// the same dtype and count. op SUM or MEAN (over every replica in sync).
+// consume sees every element of every tensor exactly once, bucket by bucket as
+// they complete; `reduced` may point into the caller's tensor (single replica).
+// Collective in a multi-worker strategy.
+void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
+                      const FusedConsumer& consume);
+
+// A consumer that writes the result back into every replica's tensors.
+FusedConsumer write_back_to_replicas(const std::vector<std::vector<TensorRef>>& per_replica);
+
+}  // namespace dist

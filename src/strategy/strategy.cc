@@ -1,0 +1,131 @@
+#include "strategy/strategy.h"
+
+#include <algorithm>
+
+#include "base/status.h"
+#include "strategy/merge_scope.h"
+#include "topology/accelerators.h"
+#include "topology/thread_binding.h"
+
+namespace dist {
+namespace {
+
+// The local replicas: the devices the options name, else every GPU this
+// process can use (not for ONE_DEVICE), else one CPU device.
+int checked_local_replicas(const StrategyConfig& config, bool* on_gpus) {
+  if (config.communication == Communication::kNccl) {
+    fail(Status::kUnsupported,
+         "communication NCCL needs device buffers, which this build's collectives do not take (use AUTO or RING)");
+  }
+  *on_gpus = false;
+  if (!config.num_cpu_devices) {
+    const int gpus = config.kind == StrategyKind::kOneDevice ? 0 : local_gpu_count();
+    *on_gpus = gpus > 0;
+    return std::min(std::max(gpus, 1), kMaxLocalReplicas);
+  }
+  const int devices = *config.num_cpu_devices;
+  if (devices < 1 || devices > kMaxLocalReplicas) {
+    fail_invalid("num_cpu_devices " + std::to_string(devices) + " is out of range 1.." +
+                 std::to_string(kMaxLocalReplicas));
+  }
+  if (config.kind == StrategyKind::kOneDevice && devices != 1) {
+    fail_invalid("OneDeviceStrategy has exactly one device, not num_cpu_devices " + std::to_string(devices));
+  }
+  return devices;
+}
+
+CollectiveCall in_place_call(CollectiveKind kind, const TensorRef& buffer, ReduceOp op, int32_t root) {
+  CollectiveCall call;
+  call.signature.kind = kind;
+  call.signature.dtype = buffer.dtype;
+  call.signature.op = op;
+  call.signature.root = root;
+  call.signature.count = buffer.count;
+  call.send = buffer.data;
+  call.recv = buffer.data;
+  return call;
+}
+
+}  // namespace
+
+Strategy::Strategy(Communicator* world, const StrategyConfig& config, const WorkerIdentity& identity)
+    : config_(config),
+      identity_(identity),
+      local_replicas_(checked_local_replicas(config, &on_gpus_)),
+      rendezvous_(local_replicas_) {
+  if (config_.bytes_per_pack == 0) config_.bytes_per_pack = kDefaultBytesPerPack;
+  const bool multi_worker = config_.kind == StrategyKind::kMultiWorkerMirrored && world != nullptr;
+  if (multi_worker && world->size() > 1) {
+    // A private communicator: the strategy's calls never interleave with the
+    // caller's own calls on the world, and its options stay its own.
+    comm_ = world->split(0, world->rank());
+    if (config_.timeout) comm_->set_timeout(*config_.timeout);
+    if (config_.communication == Communication::kRing) {
+      AlgorithmOptions algorithms;
+      algorithms.all_reduce = "ring";
+      comm_->set_algorithms(algorithms);
+    }
+    num_workers_ = comm_->size();
+    worker_index_ = comm_->rank();
+    check_same_replicas_everywhere();
+  }
+  if (config_.bind_threads) replica_pus_ = spread_threads(local_replicas_);
+  const std::string job = identity_.task_type.empty() ? "localhost" : identity_.task_type;
+  const int32_t task = identity_.task_id < 0 ? 0 : identity_.task_id;
+  for (int i = 0; i < local_replicas_; ++i) {
+    devices_.push_back("/job:" + job + "/replica:0/task:" + std::to_string(task) +
+                       (on_gpus_ ? "/device:GPU:" : "/device:CPU:") + std::to_string(i));
+  }
+}
+
+void Strategy::check_same_replicas_everywhere() {
+  // max(n) and max(-n) give the largest and smallest count in one call.
+  int64_t counts[2] = {local_replicas_, -static_cast<int64_t>(local_replicas_)};
+  all_reduce_across_workers(TensorRef{counts, 2, DType::I64}, ReduceOp::MAX);
+  if (counts[0] != local_replicas_ || -counts[1] != local_replicas_) {
+    fail(Status::kMismatch, "workers disagree on the number of local replicas: this worker has " +
+                                std::to_string(local_replicas_) + ", others between " + std::to_string(-counts[1]) +
+                                " and " + std::to_string(counts[0]));
+  }
+}
+
+void Strategy::all_reduce_across_workers(const TensorRef& buffer, ReduceOp op) {
+  if (!comm_) return;
+  comm_->run(in_place_call(CollectiveKind::kAllReduce, buffer, op, -1));
+}
+
+std::shared_ptr<Operation> Strategy::submit_all_reduce_across_workers(const TensorRef& buffer, ReduceOp op) {
+  CollectiveCall call = in_place_call(CollectiveKind::kAllReduce, buffer, op, -1);
+  if (!comm_) {
+    auto done = std::make_shared<Operation>(call);
+    done->complete(Status::kOk, "");
+    return done;
+  }
+  return comm_->submit(call);
+}
+
+void Strategy::broadcast_from_first_worker(const TensorRef& buffer) {
+  if (!comm_) return;
+  comm_->run(in_place_call(CollectiveKind::kBroadcast, buffer, ReduceOp::SUM, 0));
+}
+
+void Strategy::require_cross_replica(const char* call) const {
+  if (running_ && !in_merge_call(*this)) {
+    fail_invalid(std::string(call) +
+                 " is a cross-replica call: make it outside dist_strategy_run or inside dist_replica_merge_call");
+  }
+}
+
+const std::vector<unsigned>& Strategy::replica_pus(int i) const {
+  static const std::vector<unsigned> unbound;
+  return replica_pus_.empty() ? unbound : replica_pus_[static_cast<size_t>(i)];
+}
+
+void Strategy::check_local_index(int index, const char* what) const {
+  if (index < 0 || index >= local_replicas_) {
+    fail_invalid(std::string(what) + " " + std::to_string(index) + " is out of range for " +
+                 std::to_string(local_replicas_) + " local replicas");
+  }
+}
+
+}  // namespace dist

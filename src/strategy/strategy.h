@@ -1,0 +1,105 @@
+// A distribution strategy: the local replicas of a model, the devices they
+// stand for, and the communicator that keeps workers in sync. Everything the
+// replica contexts, reduce(), the variables and the fused all-reduce need from
+// "the strategy" lives here; the C ABI's dist_strategy_t holds one.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "collectives/operation.h"
+#include "strategy/replica_rendezvous.h"
+#include "strategy/strategy_kind.h"
+#include "strategy/tensor_ref.h"
+
+namespace dist {
+
+struct StrategyConfig {
+  StrategyKind kind = StrategyKind::kOneDevice;
+  // Logical CPU devices; unset: one per GPU this process can use (TF's
+  // MirroredStrategy default), or one CPU device when there is none.
+  std::optional<int> num_cpu_devices;
+  Communication communication = Communication::kAuto;
+  uint64_t bytes_per_pack = 0;  // 0: kDefaultBytesPerPack
+  std::optional<std::chrono::milliseconds> timeout;
+  bool bind_threads = false;  // pin replica threads, spread by hwloc
+};
+
+// Who this worker is in its cluster (empty type and id -1 when alone).
+struct WorkerIdentity {
+  std::string task_type;
+  int32_t task_id = -1;
+};
+
+inline constexpr uint64_t kDefaultBytesPerPack = 8ull << 20;
+inline constexpr int kMaxLocalReplicas = 64;
+
+class Strategy {
+ public:
+  // `world` may be null (a single worker). MULTI_WORKER_MIRRORED with a world of
+  // several members splits a private communicator from it: collective.
+  Strategy(Communicator* world, const StrategyConfig& config, const WorkerIdentity& identity);
+  Strategy(const Strategy&) = delete;
+  Strategy& operator=(const Strategy&) = delete;
+
+  StrategyKind kind() const { return config_.kind; }
+  int num_local_replicas() const { return local_replicas_; }
+  int num_workers() const { return num_workers_; }
+  int worker_index() const { return worker_index_; }
+  int num_replicas_in_sync() const { return local_replicas_ * num_workers_; }
+  uint64_t bytes_per_pack() const { return config_.bytes_per_pack; }
+  const std::string& device(int i) const { return devices_[static_cast<size_t>(i)]; }
+  const WorkerIdentity& identity() const { return identity_; }
+  // ON_WRITE variables are held once (CENTRAL_STORAGE) instead of per replica.
+  bool stores_variables_once() const { return config_.kind == StrategyKind::kCentralStorage; }
+  // Replicas stand for GPUs (named GPU:i) rather than logical CPU devices.
+  bool on_gpus() const { return on_gpus_; }
+
+  // Cross-worker steps; no-ops when this worker is alone. In place.
+  void all_reduce_across_workers(const TensorRef& buffer, ReduceOp op);
+  std::shared_ptr<Operation> submit_all_reduce_across_workers(const TensorRef& buffer, ReduceOp op);
+  void broadcast_from_first_worker(const TensorRef& buffer);
+
+  ReplicaRendezvous& rendezvous() { return rendezvous_; }
+  // The fused all-reduce's buckets (one packed while the others are on the
+  // wire), kept so that steps do not allocate.
+  std::array<std::vector<unsigned char>, 3>& fusion_buffers() { return fusion_buffers_; }
+  // Set while dist_strategy_run is active (runs do not nest).
+  std::atomic<bool>& running() { return running_; }
+
+  // Cross-replica calls (reduce, variable creation, apply_gradients, ...) are
+  // made outside run(), or inside a merge call, where every other replica
+  // waits. Throws invalid-argument naming `call` anywhere else.
+  void require_cross_replica(const char* call) const;
+
+  // The PUs replica thread i is bound to; empty when threads are not bound.
+  const std::vector<unsigned>& replica_pus(int i) const;
+
+  // Throws invalid-argument when `index` is not a local replica.
+  void check_local_index(int index, const char* what) const;
+
+ private:
+  void check_same_replicas_everywhere();
+
+  StrategyConfig config_;
+  WorkerIdentity identity_;
+  int local_replicas_ = 1;
+  bool on_gpus_ = false;
+  int num_workers_ = 1;
+  int worker_index_ = 0;
+  std::vector<std::string> devices_;
+  std::vector<std::vector<unsigned>> replica_pus_;
+  std::unique_ptr<Communicator> comm_;  // null when alone
+  ReplicaRendezvous rendezvous_;
+  std::atomic<bool> running_{false};
+  std::array<std::vector<unsigned char>, 3> fusion_buffers_;
+};
+
+}  // namespace dist

@@ -1,0 +1,100 @@
+#include "variables/optimizer.h"
+
+#include <cmath>
+#include <string>
+
+namespace dist {
+
+OptimizerKind optimizer_kind_from_int(int32_t value) {
+  if (value < 0 || value > static_cast<int32_t>(OptimizerKind::kAdam)) {
+    fail_invalid("optimizer kind " + std::to_string(value) + " is not one of SGD, MOMENTUM, ADAM");
+  }
+  return static_cast<OptimizerKind>(value);
+}
+
+void check_optimizer_config(const OptimizerConfig& c) {
+  auto in_unit = [](double v) { return v >= 0.0 && v < 1.0; };
+  if (!(c.learning_rate > 0.0) || !std::isfinite(c.learning_rate)) {
+    fail_invalid("learning_rate " + std::to_string(c.learning_rate) + " must be positive and finite");
+  }
+  if (!in_unit(c.momentum)) fail_invalid("momentum " + std::to_string(c.momentum) + " is outside [0, 1)");
+  if (!in_unit(c.beta_1)) fail_invalid("beta_1 " + std::to_string(c.beta_1) + " is outside [0, 1)");
+  if (!in_unit(c.beta_2)) fail_invalid("beta_2 " + std::to_string(c.beta_2) + " is outside [0, 1)");
+  if (!(c.epsilon > 0.0) || !std::isfinite(c.epsilon)) {
+    fail_invalid("epsilon " + std::to_string(c.epsilon) + " must be positive and finite");
+  }
+}
+
+Optimizer::Optimizer(const OptimizerConfig& config) : config_(config) { check_optimizer_config(config_); }
+
+void Optimizer::check_dtype(const Variable& variable) {
+  if (variable.dtype() != DType::F32 && variable.dtype() != DType::F64) {
+    fail_invalid("variable '" + variable.name() + "' is " + name(variable.dtype()) +
+                 "; the optimizers update f32 and f64 variables");
+  }
+}
+
+Optimizer::Slots& Optimizer::slots_of(const Variable& variable) {
+  Slots& slots = slots_[variable.id()];
+  const size_t bytes = static_cast<size_t>(variable.count()) * size_of(variable.dtype());
+  if (config_.kind != OptimizerKind::kSgd && slots.first.size() != bytes) slots.first.assign(bytes, 0);
+  if (config_.kind == OptimizerKind::kAdam && slots.second.size() != bytes) slots.second.assign(bytes, 0);
+  return slots;
+}
+
+template <typename T>
+void Optimizer::apply_typed(T* value, const T* gradient_sum, T divisor, uint64_t count, Slots& slots,
+                            uint64_t offset) {
+  const T lr = static_cast<T>(config_.learning_rate);
+  switch (config_.kind) {
+    case OptimizerKind::kSgd:
+      for (uint64_t i = 0; i < count; ++i) value[i] -= lr * (gradient_sum[i] / divisor);
+      return;
+    case OptimizerKind::kMomentum: {
+      T* velocity = reinterpret_cast<T*>(slots.first.data()) + offset;
+      const T momentum = static_cast<T>(config_.momentum);
+      for (uint64_t i = 0; i < count; ++i) {
+        const T g = gradient_sum[i] / divisor;
+        velocity[i] = momentum * velocity[i] - lr * g;
+        value[i] += config_.nesterov ? momentum * velocity[i] - lr * g : velocity[i];
+      }
+      return;
+    }
+    case OptimizerKind::kAdam: {
+      T* m = reinterpret_cast<T*>(slots.first.data()) + offset;
+      T* v = reinterpret_cast<T*>(slots.second.data()) + offset;
+      const double t = static_cast<double>(iterations_);
+      const T lr_t = static_cast<T>(config_.learning_rate * std::sqrt(1.0 - std::pow(config_.beta_2, t)) /
+                                    (1.0 - std::pow(config_.beta_1, t)));
+      const T b1 = static_cast<T>(config_.beta_1);
+      const T b2 = static_cast<T>(config_.beta_2);
+      const T eps = static_cast<T>(config_.epsilon);
+      for (uint64_t i = 0; i < count; ++i) {
+        const T g = gradient_sum[i] / divisor;
+        m[i] = b1 * m[i] + (T(1) - b1) * g;
+        v[i] = b2 * v[i] + (T(1) - b2) * g * g;
+        value[i] -= lr_t * m[i] / (std::sqrt(v[i]) + eps);
+      }
+      return;
+    }
+  }
+}
+
+void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient_sum, uint64_t count,
+                      int64_t divisor) {
+  check_dtype(variable);
+  if (iterations_ == 0) fail_invalid("Optimizer::apply before begin_step");
+  if (divisor < 1 || divisor > (int64_t{1} << 24)) {
+    fail_invalid("Optimizer::apply: divisor " + std::to_string(divisor) + " is out of range 1..2^24");
+  }
+  Slots& slots = slots_of(variable);
+  if (variable.dtype() == DType::F32) {
+    apply_typed(static_cast<float*>(variable.copy(0)) + offset, static_cast<const float*>(gradient_sum),
+                static_cast<float>(divisor), count, slots, offset);
+  } else {
+    apply_typed(static_cast<double*>(variable.copy(0)) + offset, static_cast<const double*>(gradient_sum),
+                static_cast<double>(divisor), count, slots, offset);
+  }
+}
+
+}  // namespace dist

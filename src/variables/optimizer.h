@@ -1,0 +1,63 @@
+// The built-in optimizers of apply_gradients: SGD, SGD with momentum (Keras'
+// formulation, optionally Nesterov) and Adam (Keras' bias-corrected form).
+// Their slots live here, per variable; every worker runs the same arithmetic
+// in the same order, so mirrored variables stay bit-identical everywhere.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "variables/variable.h"
+
+namespace dist {
+
+enum class OptimizerKind : int32_t { kSgd = 0, kMomentum = 1, kAdam = 2 };
+
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::kSgd;
+  double learning_rate = 0.01;
+  double momentum = 0.9;
+  bool nesterov = false;
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  double epsilon = 1e-7;
+};
+
+OptimizerKind optimizer_kind_from_int(int32_t value);
+// Throws invalid-argument naming the first value out of range.
+void check_optimizer_config(const OptimizerConfig& config);
+
+class Optimizer {
+ public:
+  explicit Optimizer(const OptimizerConfig& config);
+
+  int64_t iterations() const { return iterations_; }
+
+  // Starts one apply_gradients step (Adam's bias correction counts them).
+  void begin_step() { ++iterations_; }
+
+  // Updates copy 0 of `variable`, elements [offset, offset + count), with the
+  // gradient gradient_sum[i] / divisor (the variable's dtype: f32 or f64). The
+  // division happens here, in the same pass, rather than in a pass of its own;
+  // it is the IEEE division finalize_mean does, so the bits are the same.
+  void apply(Variable& variable, uint64_t offset, const void* gradient_sum, uint64_t count, int64_t divisor);
+
+  // Throws unless the optimizer can update this variable's dtype.
+  static void check_dtype(const Variable& variable);
+
+ private:
+  struct Slots {
+    std::vector<unsigned char> first;   // momentum velocity / Adam m
+    std::vector<unsigned char> second;  // Adam v
+  };
+  template <typename T>
+  void apply_typed(T* value, const T* gradient_sum, T divisor, uint64_t count, Slots& slots, uint64_t offset);
+  Slots& slots_of(const Variable& variable);
+
+  OptimizerConfig config_;
+  int64_t iterations_ = 0;
+  std::unordered_map<uint64_t, Slots> slots_;  // by variable id
+};
+
+}  // namespace dist

@@ -1,0 +1,88 @@
+// A distributed variable: MirroredVariable (ON_WRITE: one copy per local
+// replica that always holds the same value, or one copy on the host under
+// CENTRAL_STORAGE) or SyncOnReadVariable (ON_READ: per-replica values that are
+// aggregated when read in cross-replica context). variable_policy.h says which
+// combinations exist; c_api.h documents the semantics of every operation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "strategy/replica_context.h"
+#include "strategy/strategy.h"
+#include "strategy/tensor_ref.h"
+#include "variables/update_kind.h"
+#include "variables/variable_policy.h"
+
+namespace dist {
+
+struct VariableSpec {
+  std::string name = "Variable";
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;            // empty: a scalar
+  const void* initial_value = nullptr;   // null: zeros
+  Synchronization synchronization = Synchronization::kAuto;
+  Aggregation aggregation = Aggregation::kNone;
+};
+
+inline constexpr size_t kMaxVariableRank = 8;
+
+class Variable {
+ public:
+  // Collective in a multi-worker strategy: the first worker's initial value
+  // is broadcast to every worker.
+  Variable(std::shared_ptr<Strategy> strategy, const VariableSpec& spec);
+  Variable(const Variable&) = delete;
+  Variable& operator=(const Variable&) = delete;
+
+  uint64_t id() const { return id_; }
+  const std::string& name() const { return name_; }
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  uint64_t count() const { return count_; }
+  Synchronization synchronization() const { return synchronization_; }
+  Aggregation aggregation() const { return aggregation_; }
+  Strategy& strategy() const { return *strategy_; }
+
+  int num_copies() const { return static_cast<int>(copies_.size()); }
+  void* copy(int i) { return copies_[static_cast<size_t>(i)].data(); }
+  const void* copy(int i) const { return copies_[static_cast<size_t>(i)].data(); }
+
+  // replica null: cross-replica context. `out`/`value` are checked to have the
+  // variable's dtype and count.
+  void read(ReplicaContext* replica, const TensorRef& out);
+  void update(ReplicaContext* replica, UpdateKind kind, const TensorRef& value);
+
+  // After copy 0's elements [offset, offset + count) changed in place (an
+  // optimizer step), makes every other copy equal to it there.
+  void mirror_range(uint64_t offset, uint64_t count);
+
+  // Throws unless `buffer` has the variable's dtype and count.
+  void check_buffer(const TensorRef& buffer, const char* what) const;
+
+ private:
+  void check_replica(const ReplicaContext& replica) const;
+  int copy_of(const ReplicaContext& replica) const;
+  bool mirrored() const { return synchronization_ != Synchronization::kOnRead; }
+  std::string label(UpdateKind kind) const;
+
+  void update_mirrored_in_replica(ReplicaContext& replica, UpdateKind kind, const void* value);
+  void update_mirrored_everywhere(UpdateKind kind, const void* value);
+  void read_on_read_aggregated(const TensorRef& out);
+  void update_on_read_everywhere(UpdateKind kind, const void* value);
+
+  std::shared_ptr<Strategy> strategy_;
+  uint64_t id_;
+  std::string name_;
+  DType dtype_;
+  std::vector<int64_t> shape_;
+  uint64_t count_ = 1;
+  size_t bytes_ = 0;
+  Synchronization synchronization_;
+  Aggregation aggregation_;
+  std::vector<std::vector<unsigned char>> copies_;
+};
+
+}  // namespace dist

@@ -1,0 +1,351 @@
+/* One worker of a multi-process strategy test (MULTI_WORKER_MIRRORED, 2 local
+ * replicas). Launched by test_strategy_multiprocess with TF_CONFIG and the
+ * cluster token; runs one scenario and exits 0 only if every check held. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "c_api.h"
+#include "regression_model.h"
+#include "unfused_all_reduce.h"
+
+static int failures = 0;
+
+#define CHECK(cond, ...)                             \
+  do {                                               \
+    if (!(cond)) {                                   \
+      ++failures;                                    \
+      fprintf(stderr, "check failed: " __VA_ARGS__); \
+      fputc('\n', stderr);                           \
+    }                                                \
+  } while (0)
+
+#define MUST(call)                                                                              \
+  do {                                                                                          \
+    dist_status_t status_ = (call);                                                             \
+    if (status_ != DIST_OK) {                                                                   \
+      fprintf(stderr, "%s: %s: %s\n", #call, dist_status_string(status_), dist_last_error());   \
+      exit(2);                                                                                  \
+    }                                                                                           \
+  } while (0)
+
+enum { kLocal = 2 };
+
+static dist_buffer_t buffer_of(void* data, uint64_t count, dist_dtype_t dtype) {
+  dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
+  return b;
+}
+
+static dist_context_t* context;
+static int32_t worker, workers;
+
+/* Joins the cluster and creates the strategy; local_replicas < 0 means
+ * "1 + this worker's rank" (workers that disagree). NULL when creation fails. */
+static dist_strategy_t* join(int32_t local_replicas, double timeout_seconds, dist_communication_t communication) {
+  dist_cluster_t* cluster = NULL;
+  MUST(dist_cluster_resolve(NULL, &cluster));
+  MUST(dist_context_create(cluster, NULL, &context));
+  dist_cluster_destroy(cluster);
+  if (local_replicas < 0) {
+    int32_t rank = 0;
+    MUST(dist_context_rank(context, &rank));
+    local_replicas = 1 + rank;
+  }
+  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
+  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES | DIST_STRATEGY_OPT_BYTES_PER_PACK |
+                       DIST_STRATEGY_OPT_TIMEOUT_SECONDS | DIST_STRATEGY_OPT_COMMUNICATION;
+  options.communication = communication;
+  options.kind = DIST_STRATEGY_MULTI_WORKER_MIRRORED;
+  options.num_cpu_devices = local_replicas;
+  options.bytes_per_pack = 1000; /* many buckets, so that the pipeline overlaps */
+  options.timeout_seconds = timeout_seconds;
+  dist_strategy_t* strategy = NULL;
+  dist_status_t status = dist_strategy_create(context, &options, &strategy);
+  if (status != DIST_OK) {
+    printf("create: %s: %s\n", dist_status_string(status), dist_last_error());
+    fflush(stdout);
+    return NULL;
+  }
+  MUST(dist_strategy_worker_index(strategy, &worker, &workers));
+  return strategy;
+}
+
+static void leave(dist_strategy_t* strategy) {
+  dist_strategy_destroy(strategy);
+  dist_context_destroy(context);
+}
+
+/* ---- variables: aggregation across workers -------------------------------------- */
+
+struct update_job {
+  dist_variable_t* sum;
+  dist_variable_t* mean;
+  dist_variable_t* first;
+  dist_variable_t* none;
+  dist_variable_t* metric;
+  dist_status_t none_status;
+};
+
+static dist_status_t update_all(dist_replica_context_t* replica, void* user_data) {
+  struct update_job* job = user_data;
+  int32_t id = 0;
+  dist_replica_id(replica, &id);
+  double value = 1.0 + id; /* replicas 0..3 give 1..4 */
+  dist_buffer_t b = buffer_of(&value, 1, DIST_DTYPE_F64);
+  dist_status_t s = dist_variable_assign_add(job->sum, replica, &b);
+  if (s == DIST_OK) s = dist_variable_assign(job->mean, replica, &b);
+  if (s == DIST_OK) s = dist_variable_assign(job->first, replica, &b);
+  if (s == DIST_OK) s = dist_variable_assign_add(job->metric, replica, &b);
+  return s;
+}
+
+static dist_status_t update_none(dist_replica_context_t* replica, void* user_data) {
+  struct update_job* job = user_data;
+  double value = 1;
+  dist_buffer_t b = buffer_of(&value, 1, DIST_DTYPE_F64);
+  return dist_variable_assign(job->none, replica, &b);
+}
+
+static dist_variable_t* scalar(dist_strategy_t* strategy, dist_synchronization_t sync, dist_aggregation_t aggregation,
+                               double initial) {
+  dist_variable_options_t options = DIST_VARIABLE_OPTIONS_INIT;
+  options.field_mask = DIST_VARIABLE_OPT_DTYPE | DIST_VARIABLE_OPT_INITIAL_VALUE | DIST_VARIABLE_OPT_SYNCHRONIZATION |
+                       DIST_VARIABLE_OPT_AGGREGATION;
+  options.dtype = DIST_DTYPE_F64;
+  options.initial_value = &initial;
+  options.synchronization = sync;
+  options.aggregation = aggregation;
+  dist_variable_t* v = NULL;
+  MUST(dist_variable_create(strategy, &options, &v));
+  return v;
+}
+
+static double read_scalar(dist_variable_t* v) {
+  double x = NAN;
+  dist_buffer_t b = buffer_of(&x, 1, DIST_DTYPE_F64);
+  MUST(dist_variable_read(v, NULL, &b));
+  return x;
+}
+
+static void scenario_variables(void) {
+  dist_strategy_t* strategy = join(kLocal, 30, DIST_COMMUNICATION_AUTO);
+  if (strategy == NULL) exit(2);
+  int32_t in_sync = 0;
+  MUST(dist_strategy_num_replicas_in_sync(strategy, &in_sync));
+  CHECK(in_sync == kLocal * workers, "num_replicas_in_sync %d", (int)in_sync);
+  const char* type = NULL;
+  int32_t task = -1;
+  MUST(dist_strategy_task_type(strategy, &type));
+  MUST(dist_strategy_task_id(strategy, &task));
+  CHECK(type && strcmp(type, "worker") == 0 && task == worker, "task %s:%d", type ? type : "NULL", (int)task);
+  const dist_cluster_t* cluster = NULL;
+  int32_t tasks = 0;
+  const char* device = NULL;
+  MUST(dist_strategy_cluster(strategy, &cluster));
+  CHECK(cluster != NULL && dist_cluster_num_tasks(cluster, "worker", &tasks) == DIST_OK && tasks == workers,
+        "the strategy's cluster has %d workers", (int)tasks);
+  MUST(dist_strategy_device(strategy, 1, &device));
+  char want[128];
+  snprintf(want, sizeof want, "/job:worker/replica:0/task:%d/device:CPU:1", (int)worker);
+  CHECK(strcmp(device, want) == 0, "device 1 is %s, expected %s", device, want);
+
+  /* Each worker offers its own initial value; worker 0's wins everywhere. */
+  struct update_job job;
+  job.sum = scalar(strategy, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_SUM, 100.0 + worker);
+  job.mean = scalar(strategy, DIST_SYNC_AUTO, DIST_AGGREGATION_MEAN, 0);
+  job.first = scalar(strategy, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_ONLY_FIRST_REPLICA, 0);
+  job.none = scalar(strategy, DIST_SYNC_ON_WRITE, DIST_AGGREGATION_NONE, 0);
+  job.metric = scalar(strategy, DIST_SYNC_ON_READ, DIST_AGGREGATION_SUM, 0);
+  CHECK(read_scalar(job.sum) == 100.0, "initial value %g, expected worker 0's 100", read_scalar(job.sum));
+
+  MUST(dist_strategy_run(strategy, update_all, &job));
+  const double total = in_sync * (in_sync + 1) / 2.0; /* 1 + 2 + ... + in_sync */
+  CHECK(read_scalar(job.sum) == 100.0 + total, "SUM: %g, expected %g", read_scalar(job.sum), 100.0 + total);
+  CHECK(read_scalar(job.mean) == total / in_sync, "MEAN: %g, expected %g", read_scalar(job.mean), total / in_sync);
+  CHECK(read_scalar(job.first) == 1.0, "ONLY_FIRST_REPLICA: %g, expected replica 0's 1", read_scalar(job.first));
+  /* ON_READ: each copy holds its replica's value; the read sums all workers'. */
+  CHECK(read_scalar(job.metric) == total, "ON_READ SUM read %g, expected %g", read_scalar(job.metric), total);
+  /* Cross-replica assign of a SUM ON_READ variable: reads back the value. */
+  double seven = 7;
+  dist_buffer_t b7 = buffer_of(&seven, 1, DIST_DTYPE_F64);
+  MUST(dist_variable_assign(job.metric, NULL, &b7));
+  CHECK(read_scalar(job.metric) == 7.0, "ON_READ after assign: %g", read_scalar(job.metric));
+
+  dist_status_t status = dist_strategy_run(strategy, update_none, &job);
+  CHECK(status == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "aggregation NONE"), "NONE: %s %s",
+        dist_status_string(status), dist_last_error());
+
+  dist_variable_destroy(job.sum);
+  dist_variable_destroy(job.mean);
+  dist_variable_destroy(job.first);
+  dist_variable_destroy(job.none);
+  dist_variable_destroy(job.metric);
+  leave(strategy);
+}
+
+/* ---- reduce and the fused all-reduce across workers ---------------------------- */
+
+enum { kTensors = 4 };
+static const uint64_t kSizes[kTensors] = {3, 777, 1, 4100};
+
+static int32_t element(int32_t replica_id, int i, uint64_t e) {
+  return (int32_t)((uint32_t)e * 2654435761u + (uint32_t)(replica_id * 31 + i));
+}
+
+static void scenario_reduce(void) {
+  dist_strategy_t* strategy = join(kLocal, 30, DIST_COMMUNICATION_AUTO);
+  if (strategy == NULL) exit(2);
+  /* axis 0 with a partial batch: worker w's replicas hold 2 and w rows of 2. */
+  float rows[kLocal][4];
+  dist_buffer_t values[kLocal];
+  double want_sum[2] = {0, 0};
+  int64_t total_rows = 0;
+  for (int32_t w = 0; w < workers; ++w) {
+    for (int r = 0; r < kLocal; ++r) {
+      const int n = r == 0 ? 2 : w;
+      for (int k = 0; k < n * 2; ++k) {
+        const float v = (float)(w * 100 + r * 10 + k);
+        want_sum[k % 2] += v;
+        if (w == worker) rows[r][k] = v;
+      }
+      total_rows += n;
+      if (w == worker) values[r] = buffer_of(rows[r], (uint64_t)n * 2, DIST_DTYPE_F32);
+    }
+  }
+  float out[2];
+  dist_buffer_t result = buffer_of(out, 2, DIST_DTYPE_F32);
+  MUST(dist_strategy_reduce(strategy, DIST_OP_MEAN, values, kLocal, 0, &result));
+  for (int k = 0; k < 2; ++k) {
+    CHECK(fabs(out[k] - want_sum[k] / (double)total_rows) < 1e-4, "axis 0 MEAN[%d] = %g, expected %g", k, out[k],
+          want_sum[k] / (double)total_rows);
+  }
+  MUST(dist_strategy_reduce(strategy, DIST_OP_SUM, values, kLocal, 0, &result));
+  CHECK(out[0] == (float)want_sum[0], "axis 0 SUM = %g, expected %g", out[0], want_sum[0]);
+
+  /* axis none: element-wise over the replicas of every worker; replica id i
+   * holds {i, -2i}. */
+  double mine[kLocal][2], across[2];
+  for (int r = 0; r < kLocal; ++r) {
+    const int32_t id = worker * kLocal + r;
+    mine[r][0] = id;
+    mine[r][1] = -2.0 * id;
+    values[r] = buffer_of(mine[r], 2, DIST_DTYPE_F64);
+  }
+  dist_buffer_t across_result = buffer_of(across, 2, DIST_DTYPE_F64);
+  const int32_t replicas = kLocal * workers;
+  const double id_sum = replicas * (replicas - 1) / 2.0;
+  MUST(dist_strategy_reduce(strategy, DIST_OP_MEAN, values, kLocal, DIST_AXIS_NONE, &across_result));
+  CHECK(across[0] == id_sum / replicas && across[1] == -2.0 * id_sum / replicas, "axis none MEAN = {%g, %g}",
+        across[0], across[1]);
+
+  /* Fused batch all-reduce == one replica all-reduce per tensor, bit for bit. */
+  struct unfused_all_reduce u = {kTensors, kSizes, {{NULL}}};
+  dist_buffer_t fused[kLocal * kTensors];
+  for (int r = 0; r < kLocal; ++r) {
+    for (int i = 0; i < kTensors; ++i) {
+      u.tensors[r][i] = malloc(kSizes[i] * sizeof(int32_t));
+      int32_t* f = malloc(kSizes[i] * sizeof(int32_t));
+      for (uint64_t e = 0; e < kSizes[i]; ++e) f[e] = u.tensors[r][i][e] = element(worker * kLocal + r, i, e);
+      fused[r * kTensors + i] = buffer_of(f, kSizes[i], DIST_DTYPE_I32);
+    }
+  }
+  MUST(dist_strategy_run(strategy, unfused_all_reduce_each, &u));
+  MUST(dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, fused, kTensors));
+  for (int r = 0; r < kLocal; ++r) {
+    for (int i = 0; i < kTensors; ++i) {
+      const int32_t* f = fused[r * kTensors + i].data;
+      CHECK(memcmp(f, u.tensors[r][i], kSizes[i] * sizeof(int32_t)) == 0, "fused != unfused for tensor %d", i);
+      for (uint64_t e = 0; e < kSizes[i]; ++e) {
+        uint32_t want = 0;
+        for (int32_t id = 0; id < kLocal * workers; ++id) want += (uint32_t)element(id, i, e);
+        if ((uint32_t)f[e] != want) {
+          CHECK(0, "tensor %d element %llu = %u, expected %u", i, (unsigned long long)e, (uint32_t)f[e], want);
+          break;
+        }
+      }
+      free(u.tensors[r][i]);
+      free(fused[r * kTensors + i].data);
+    }
+  }
+  leave(strategy);
+}
+
+/* ---- training: weights identical across workers ------------------------------- */
+
+static void scenario_train(void) {
+  dist_strategy_t* strategy = join(kLocal, 30, DIST_COMMUNICATION_RING);
+  if (strategy == NULL) exit(2);
+  dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
+  opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
+  opt.kind = DIST_OPTIMIZER_ADAM;
+  opt.learning_rate = 0.2;
+  float w[kRegressionFeatures];
+  MUST(regression_train(strategy, &opt, 300, w));
+  for (int f = 0; f < kRegressionFeatures; ++f) CHECK(fabsf(w[f] - (float)(f + 1)) < 0.1f, "w[%d] = %g", f, w[f]);
+  /* The test compares these bytes across workers. */
+  printf("weights ");
+  for (int f = 0; f < kRegressionFeatures; ++f) {
+    uint32_t bits;
+    memcpy(&bits, &w[f], sizeof bits);
+    printf("%08x", bits);
+  }
+  printf("\n");
+  fflush(stdout);
+  leave(strategy);
+}
+
+/* ---- a replica that fails while the other worker waits -------------------------- */
+
+static dist_status_t fail_on_worker_1(dist_replica_context_t* replica, void* user_data) {
+  (void)user_data;
+  int32_t id = 0;
+  dist_replica_id(replica, &id);
+  if (id == 3) return DIST_ERR_INVALID_ARGUMENT; /* worker 1's second replica */
+  float x = 1;
+  dist_buffer_t b = buffer_of(&x, 1, DIST_DTYPE_F32);
+  return dist_replica_all_reduce(replica, DIST_OP_SUM, &b);
+}
+
+static void scenario_replica_error(void) {
+  dist_strategy_t* strategy = join(kLocal, 5, DIST_COMMUNICATION_AUTO);
+  if (strategy == NULL) exit(2);
+  dist_status_t status = dist_strategy_run(strategy, fail_on_worker_1, NULL);
+  if (worker == 1) {
+    CHECK(status == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "replica 3"), "worker 1: %s %s",
+          dist_status_string(status), dist_last_error());
+    /* Leaving closes this worker's connections: worker 0 must notice. */
+  } else {
+    CHECK(status == DIST_ERR_PEER_FAILED || status == DIST_ERR_TIMEOUT, "worker 0: %s %s",
+          dist_status_string(status), dist_last_error());
+  }
+  printf("run: %s: %s\n", dist_status_string(status), dist_last_error());
+  fflush(stdout);
+  leave(strategy);
+}
+
+static void scenario_mismatch(void) {
+  dist_strategy_t* strategy = join(-1, 10, DIST_COMMUNICATION_AUTO);
+  CHECK(strategy == NULL, "workers with 1 and 2 local replicas created a strategy");
+  CHECK(strstr(dist_last_error(), "workers disagree on the number of local replicas") != NULL, "message: %s",
+        dist_last_error());
+  dist_strategy_destroy(strategy);
+  dist_context_destroy(context);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: strategy_worker variables|reduce|train|replica_error|mismatch\n");
+    return 2;
+  }
+  if (strcmp(argv[1], "variables") == 0) scenario_variables();
+  else if (strcmp(argv[1], "reduce") == 0) scenario_reduce();
+  else if (strcmp(argv[1], "train") == 0) scenario_train();
+  else if (strcmp(argv[1], "replica_error") == 0) scenario_replica_error();
+  else if (strcmp(argv[1], "mismatch") == 0) scenario_mismatch();
+  else {
+    fprintf(stderr, "unknown scenario %s\n", argv[1]);
+    return 2;
+  }
+  return failures == 0 ? 0 : 1;
+}

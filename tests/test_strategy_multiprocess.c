@@ -1,0 +1,76 @@
+/* MULTI_WORKER_MIRRORED across 2 real processes on loopback (2 local replicas
+ * each): variable aggregation across workers and the chief's initial value,
+ * reduce over the batch axis with a partial batch, fused == unfused all-reduce
+ * bit for bit, identical weights on every worker after training, a failing
+ * replica that never leaves the other worker hanging, and workers that
+ * disagree on their replicas. Every process is bounded in time and reaped. */
+#include "multiprocess/launch.h"
+#include "test_support.h"
+
+static const char* kToken = "strategy-test-token-0123456789";
+
+static void run_workers(struct launch* launch, const char* scenario, double seconds) {
+  const char* worker = getenv("DIST_STRATEGY_WORKER");
+  if (worker == NULL) fail_msg("DIST_STRATEGY_WORKER is not set (run through ctest)");
+  launch_prepare(launch, 2);
+  const char* args[] = {worker, scenario, NULL};
+  for (int r = 0; r < 2; ++r) launch_rank(launch, r, kToken, NULL, args);
+  if (launch_wait(launch, seconds) != 0) {
+    for (int r = 0; r < 2; ++r) print_message("worker %d output:\n%s\n", r, launch_output(launch, r));
+    fail_msg("%s did not finish within %.0f s", scenario, seconds);
+  }
+  for (int r = 0; r < 2; ++r) {
+    if (launch->exit_codes[r] != 0) {
+      fail_msg("%s: worker %d exited %d:\n%s", scenario, r, launch->exit_codes[r], launch_output(launch, r));
+    }
+  }
+}
+
+static void test_variables(void** state) {
+  (void)state;
+  struct launch launch;
+  run_workers(&launch, "variables", 60);
+}
+
+static void test_reduce_and_fusion(void** state) {
+  (void)state;
+  struct launch launch;
+  run_workers(&launch, "reduce", 60);
+}
+
+static void test_weights_identical_after_training(void** state) {
+  (void)state;
+  struct launch launch;
+  run_workers(&launch, "train", 120);
+  char weights[2][256];
+  for (int r = 0; r < 2; ++r) {
+    const char* line = strstr(launch_output(&launch, r), "weights ");
+    if (line == NULL) fail_msg("worker %d printed no weights:\n%s", r, launch_output(&launch, r));
+    snprintf(weights[r], sizeof weights[r], "%.*s", (int)strcspn(line, "\n"), line);
+  }
+  assert_int_equal(strlen(weights[0]), 8 + 8 * 8); /* "weights " and 8 floats in hex */
+  assert_string_equal(weights[0], weights[1]);
+}
+
+static void test_replica_error(void** state) {
+  (void)state;
+  struct launch launch;
+  run_workers(&launch, "replica_error", 60);
+}
+
+static void test_replica_count_mismatch(void** state) {
+  (void)state;
+  struct launch launch;
+  run_workers(&launch, "mismatch", 60);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_variables),
+      cmocka_unit_test(test_reduce_and_fusion),
+      cmocka_unit_test(test_weights_identical_after_training),
+      cmocka_unit_test(test_replica_error),
+      cmocka_unit_test(test_replica_count_mismatch),
+  };
+  return cmocka_run_group_tests_name("strategy_multiprocess", tests, NULL, NULL);
+}
