@@ -71,6 +71,12 @@ void PsClient::replay_creates(int server, RpcConnection& connection) {
   }
 }
 
+void PsClient::connect(int server) {
+  check_server(server);
+  std::lock_guard<std::recursive_mutex> guard(mutex_);
+  connections_[static_cast<size_t>(server)]->ensure_connected();
+}
+
 PsRequestPtr PsClient::submit(int server, int32_t op, uint64_t id, uint64_t arg1, uint64_t arg2, const void* payload0,
                               size_t bytes0, const void* payload1, size_t bytes1, void* response_into,
                               size_t response_bytes, bool exact_response) {

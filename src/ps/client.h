@@ -76,6 +76,11 @@ class PsClient {
   int num_servers() const { return static_cast<int>(connections_.size()); }
   const ServerAddress& server(int index) const;
 
+  // Connects to `server` now if it is not connected (kUnavailable/kAuth when
+  // that fails). Lets a multi-shard operation find a dead server before it
+  // sends anything to the others.
+  void connect(int server);
+
   // Creates shard `id` on `server` (initial: spec.bytes() bytes, or null for
   // zeros). An existing shard of the same slice is left as it is.
   PsRequestPtr create(int server, uint64_t id, const VariableSpec& spec, const void* initial);

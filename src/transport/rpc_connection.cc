@@ -70,7 +70,7 @@ void RpcConnection::connect() {
 }
 
 void RpcConnection::submit(const std::shared_ptr<RpcCall>& call) {
-  if (!socket_.valid()) connect();
+  ensure_connected();
   RpcCall& c = *call;
   c.request.magic = kRpcRequestMagic;
   c.request.id = next_id_++;

@@ -84,6 +84,10 @@ class RpcConnection {
   void wait(RpcCall& call, SteadyTime deadline) { wait_all({{this, &call}}, deadline); }
 
   bool connected() const { return socket_.valid(); }
+  // Connects now unless connected; throws as submit does.
+  void ensure_connected() {
+    if (!socket_.valid()) connect();
+  }
   // How many times a connection was made (1 after the first).
   uint64_t connections_made() const { return connections_made_; }
   const std::string& peer() const { return peer_; }

@@ -40,6 +40,10 @@ void PsVariable::run(PsOperation operation) {
   wait_all(client_, one);
 }
 
+void PsVariable::connect_all() {
+  for (const ShardPlacement& shard : placement_.shards) client_.connect(shard.server);
+}
+
 void PsVariable::remember_versions(PsOperation& operation) {
   auto requests = operation.requests;
   auto previous = std::move(operation.finish);
@@ -50,6 +54,7 @@ void PsVariable::remember_versions(PsOperation& operation) {
 }
 
 PsOperation PsVariable::start_create(const void* initial) {
+  connect_all();
   PsOperation operation;
   for (const ShardPlacement& shard : placement_.shards) {
     ps::VariableSpec part = spec_;
@@ -63,6 +68,7 @@ PsOperation PsVariable::start_create(const void* initial) {
 }
 
 PsOperation PsVariable::start_read(void* out, uint64_t min_version, uint64_t wait_ms) {
+  connect_all();
   PsOperation operation;
   for (const ShardPlacement& shard : placement_.shards) {
     operation.requests.push_back(client_.read(shard.server, shard.id,
@@ -74,6 +80,7 @@ PsOperation PsVariable::start_read(void* out, uint64_t min_version, uint64_t wai
 }
 
 PsOperation PsVariable::start_dense(Dense method, const void* data) {
+  connect_all();
   PsOperation operation;
   for (const ShardPlacement& shard : placement_.shards) {
     operation.requests.push_back((client_.*method)(
@@ -88,6 +95,7 @@ PsOperation PsVariable::start_assign_add(const void* values) { return start_dens
 PsOperation PsVariable::start_assign_sub(const void* values) { return start_dense(&ps::PsClient::assign_sub, values); }
 
 PsOperation PsVariable::start_apply_gradient(const void* gradient) {
+  connect_all();
   PsOperation operation;
   for (size_t i = 0; i < placement_.shards.size(); ++i) {
     const ShardPlacement& shard = placement_.shards[i];
@@ -105,6 +113,7 @@ enum SparseKind { kReadRows, kAddRows, kApplyRows };
 }
 
 PsOperation PsVariable::start_sparse(int kind, const int64_t* rows, size_t count, const void* data, void* out) {
+  connect_all();
   const size_t row_bytes = static_cast<size_t>(placement_.row_bytes);
   // Rows are grouped by shard: local indices and the matching value rows.
   struct Group {

@@ -8,6 +8,14 @@
 // Several PsOperations, of one or many variables, can be waited on together
 // with wait_all.
 //
+// An operation is atomic per shard, not across shards: every start_* first
+// connects to all the shards' servers (so a server known to be down fails it
+// before anything is sent), but a server that dies while the requests are in
+// flight leaves the other shards updated. A retried update is then applied
+// twice on those shards (at least once, like any retried RPC). If a start_*
+// throws, requests already sent still complete: keep the buffers valid until
+// the next wait on the client.
+//
 // Thread rules: as PsClient; one PsVariable from one thread at a time.
 #pragma once
 
@@ -76,6 +84,7 @@ class PsVariable {
   PsOperation start_dense(Dense method, const void* data);
   PsOperation start_sparse(int kind, const int64_t* rows, size_t count, const void* data, void* out);
   void remember_versions(PsOperation& operation);
+  void connect_all();
   void run(PsOperation operation);
 
   ps::PsClient& client_;

@@ -33,7 +33,7 @@ std::string server_name = "dist-server";
 void log_line(const char* message, void* user_data) {
   (void)user_data;
   std::lock_guard<std::mutex> guard(log_mutex);
-  std::fprintf(stderr, "%s: %s\n", server_name.c_str(), message);
+  std::fprintf(stderr, "dist-server: %s\n", message);
   std::fflush(stderr);
 }
 
