@@ -541,7 +541,7 @@ typedef struct dist_server dist_server_t;
 
 /* Receives the server's log lines (what it holds, restores, saves, refuses).
  * Called from the server's threads, possibly concurrently. */
-typedef void (*dist_log_fn)(const char* message, void* user_data);
+typedef void (*dist_log_fn_t)(const char* message, void* user_data);
 
 #define DIST_SERVER_OPT_ADDRESS        (1ull << 0)
 #define DIST_SERVER_OPT_TOKEN          (1ull << 1)
@@ -568,7 +568,7 @@ typedef struct dist_server_options {
    * taken; default 60000. */
   int64_t io_timeout_ms;
   /* Log sink and its user data; default: no logging. */
-  dist_log_fn log;
+  dist_log_fn_t log;
   void* log_user_data;
 } dist_server_options_t;
 

@@ -51,7 +51,7 @@ ps::ServerOptions read_server_options(const dist_cluster_t* cluster, const dist_
     out.io_timeout = std::chrono::milliseconds(in->io_timeout_ms);
   }
   if (has(DIST_SERVER_OPT_LOG)) {
-    dist_log_fn log = require(in->log, "options: log");
+    dist_log_fn_t log = require(in->log, "options: log");
     void* user_data = in->log_user_data;
     out.log = [log, user_data](const std::string& message) { log(message.c_str(), user_data); };
   }
