@@ -78,9 +78,9 @@ uint64_t RequestHandler::expected_payload(const RpcHeader& request) const {
   fail_invalid("unknown operation " + std::to_string(request.code));
 }
 
-Reply RequestHandler::handle(const RpcHeader& request, const uint8_t* payload) {
+Reply RequestHandler::handle(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch) {
   try {
-    return run(request, payload);
+    return run(request, payload, scratch);
   } catch (const Error& e) {
     return error_reply(e.status(), std::string(op_name(request.code)) + ": " + e.what());
   } catch (const std::bad_alloc&) {
@@ -90,10 +90,16 @@ Reply RequestHandler::handle(const RpcHeader& request, const uint8_t* payload) {
   }
 }
 
-Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload) {
+Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch) {
   Reply reply;
   const uint64_t id = request.args[0];
   const uint64_t bytes = request.payload_bytes;
+  auto view_of = [&](size_t size) {
+    if (scratch.size() < size) scratch.resize(size);
+    reply.view = scratch.data();
+    reply.view_bytes = size;
+    return scratch.data();
+  };
   switch (static_cast<Op>(request.code)) {
     case Op::kCreate: {
       ByteReader in(payload, bytes, "create request");
@@ -116,10 +122,10 @@ Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload) {
     }
     case Op::kRead: {
       auto variable = store_.find(id);
-      reply.payload.resize(variable->spec().bytes());
+      uint8_t* out = view_of(variable->spec().bytes());
       const uint64_t wait_ms = std::min(request.args[2], kMaxWaitMs);
       const auto deadline = ShardVariable::Clock::now() + std::chrono::milliseconds(wait_ms);
-      reply.args[0] = variable->read(reply.payload.data(), request.args[1], deadline, &stopping_);
+      reply.args[0] = variable->read(out, request.args[1], deadline, &stopping_);
       return reply;
     }
     case Op::kAssign: reply.args[0] = store_.find(id)->assign(payload); return reply;
@@ -142,8 +148,7 @@ Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload) {
       if (count) std::memcpy(rows.data(), payload, count * 8);
       const uint8_t* values = payload + count * 8;
       if (static_cast<Op>(request.code) == Op::kReadRows) {
-        reply.payload.resize(count * variable->spec().row_bytes());
-        variable->read_rows(rows.data(), count, reply.payload.data());
+        variable->read_rows(rows.data(), count, view_of(count * variable->spec().row_bytes()));
       } else if (static_cast<Op>(request.code) == Op::kAddRows) {
         reply.args[0] = variable->add_rows(rows.data(), count, values);
       } else {

@@ -22,7 +22,14 @@ namespace dist::ps {
 struct Reply {
   Status status = Status::kOk;
   uint64_t args[3] = {0, 0, 0};
-  std::vector<uint8_t> payload;  // the data, or the error message
+  std::vector<uint8_t> payload;  // text: the error message or a JSON answer
+  // Values read from a shard: `view` bytes at the start of the connection's
+  // scratch buffer (reused between requests, so a pull allocates nothing).
+  const uint8_t* view = nullptr;
+  size_t view_bytes = 0;
+
+  const uint8_t* data() const { return view ? view : payload.data(); }
+  size_t size() const { return view ? view_bytes : payload.size(); }
 };
 
 class RequestHandler {
@@ -35,11 +42,12 @@ class RequestHandler {
   // for an unknown operation or id, or a size the operation cannot have.
   uint64_t expected_payload(const RpcHeader& request) const;
 
-  // Runs the request; every failure becomes an error reply.
-  Reply handle(const RpcHeader& request, const uint8_t* payload);
+  // Runs the request; every failure becomes an error reply. Values read are
+  // placed in `scratch` (grown as needed, never shrunk), which the reply views.
+  Reply handle(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch);
 
  private:
-  Reply run(const RpcHeader& request, const uint8_t* payload);
+  Reply run(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch);
 
   ShardStore& store_;
   const std::atomic<bool>& stopping_;

@@ -104,7 +104,7 @@ void Server::serve(Socket socket, std::string peer) {
     log(std::string("refused a connection: ") + e.what());
     return;
   }
-  std::vector<uint8_t> payload;
+  std::vector<uint8_t> payload, scratch;
   try {
     while (wait_readable(socket.fd(), stopping_)) {
       RpcHeader request;
@@ -123,9 +123,10 @@ void Server::serve(Socket socket, std::string peer) {
           trusted = false;
         }
         if (trusted) {
-          payload.resize(static_cast<size_t>(bytes));
-          read_all(socket.fd(), payload.data(), payload.size(), deadline, peer);
-          reply = handler_.handle(request, payload.data());
+          // Grown, never shrunk: a push after a pull does not clear 4 MiB again.
+          if (payload.size() < bytes) payload.resize(static_cast<size_t>(bytes));
+          read_all(socket.fd(), payload.data(), static_cast<size_t>(bytes), deadline, peer);
+          reply = handler_.handle(request, payload.data(), scratch);
           ++requests_served_;
         }
       }
@@ -134,8 +135,8 @@ void Server::serve(Socket socket, std::string peer) {
       response.code = static_cast<int32_t>(reply.status);
       response.id = request.id;
       std::copy(reply.args, reply.args + 3, response.args);
-      response.payload_bytes = reply.payload.size();
-      write_frame(socket.fd(), response, reply.payload.data(), reply.payload.size(),
+      response.payload_bytes = reply.size();
+      write_frame(socket.fd(), response, reply.data(), reply.size(),
                   std::chrono::steady_clock::now() + options_.io_timeout, peer);
       // After a frame that cannot be trusted the stream is out of step: drop it.
       if (!trusted) {
