@@ -15,6 +15,9 @@ namespace {
 
 constexpr auto kPollSlice = std::chrono::milliseconds(100);
 constexpr auto kHandshakeTime = std::chrono::seconds(10);
+// The most payload of a refused but well-framed request that is read and
+// dropped to keep the connection in step.
+constexpr uint64_t kMaxDrainBytes = 64 << 20;
 
 std::string local_address(int fd, const std::string& host) {
   sockaddr_storage storage{};
@@ -87,45 +90,62 @@ void Server::accept_loop() {
     auto connection = std::make_unique<Connection>();
     Connection* slot = connection.get();
     const std::string peer = "worker connection " + std::to_string(socket.fd());
-    slot->thread = std::thread([this, slot, peer](Socket s) {
-      serve(std::move(s), peer);
+    slot->socket = std::move(socket);
+    slot->thread = std::thread([this, slot, peer] {
+      serve(slot->socket.fd(), peer);
       slot->finished.store(true);
-    }, std::move(socket));
+    });
     connections_.push_back(std::move(connection));
   }
   listener_.close();
 }
 
-void Server::serve(Socket socket, std::string peer) {
+void Server::serve(int fd, const std::string& peer) {
+  // However serving ends, the worker sees the connection end at once (the
+  // descriptor itself is closed when the thread is reaped).
+  struct ShutdownOnExit {
+    int fd;
+    ~ShutdownOnExit() { ::shutdown(fd, SHUT_RDWR); }
+  } shutdown_on_exit{fd};
   try {
-    authenticate_as_acceptor(socket.fd(), options_.token, std::chrono::steady_clock::now() + kHandshakeTime, peer);
-    enable_keepalive(socket.fd());
+    authenticate_as_acceptor(fd, options_.token, std::chrono::steady_clock::now() + kHandshakeTime, peer);
+    enable_keepalive(fd);
   } catch (const Error& e) {
     log(std::string("refused a connection: ") + e.what());
     return;
   }
   std::vector<uint8_t> payload, scratch;
   try {
-    while (wait_readable(socket.fd(), stopping_)) {
+    while (wait_readable(fd, stopping_)) {
       RpcHeader request;
       const auto deadline = std::chrono::steady_clock::now() + options_.io_timeout;
-      read_all(socket.fd(), &request, sizeof request, deadline, peer);
+      read_all(fd, &request, sizeof request, deadline, peer);
       Reply reply;
       bool trusted = request.magic == kRpcRequestMagic;
       if (!trusted) {
         reply = error_reply(Status::kInvalidArgument, "not a parameter-server request (wrong magic)");
       } else {
         uint64_t bytes = 0;
+        bool refused = false;
         try {
           bytes = handler_.expected_payload(request);
         } catch (const Error& e) {
           reply = error_reply(e.status(), std::string(op_name(request.code)) + ": " + e.what());
-          trusted = false;
+          refused = true;
+          // A well-framed request for an unknown id is a caller's mistake: its
+          // payload, if small enough, is read and dropped and the connection
+          // stays in step. A larger claim cannot be trusted and ends it.
+          if (request.payload_bytes <= kMaxDrainBytes) {
+            std::vector<uint8_t> discard(static_cast<size_t>(request.payload_bytes));
+            read_all(fd, discard.data(), discard.size(), deadline, peer);
+          } else {
+            trusted = false;
+          }
         }
-        if (trusted) {
+        if (!refused) {
           // Grown, never shrunk: a push after a pull does not clear 4 MiB again.
           if (payload.size() < bytes) payload.resize(static_cast<size_t>(bytes));
-          read_all(socket.fd(), payload.data(), static_cast<size_t>(bytes), deadline, peer);
+          read_all(fd, payload.data(), static_cast<size_t>(bytes), deadline, peer);
           reply = handler_.handle(request, payload.data(), scratch);
           ++requests_served_;
         }
@@ -136,7 +156,7 @@ void Server::serve(Socket socket, std::string peer) {
       response.id = request.id;
       std::copy(reply.args, reply.args + 3, response.args);
       response.payload_bytes = reply.size();
-      write_frame(socket.fd(), response, reply.data(), reply.size(),
+      write_frame(fd, response, reply.data(), reply.size(),
                   std::chrono::steady_clock::now() + options_.io_timeout, peer);
       // After a frame that cannot be trusted the stream is out of step: drop it.
       if (!trusted) {
@@ -160,6 +180,11 @@ bool Server::join(std::chrono::milliseconds timeout) {
   if (!joined_) {
     if (acceptor_.joinable()) acceptor_.join();
     std::lock_guard<std::mutex> connections(connections_mutex_);
+    // A connection blocked inside a half-sent request is cut off now rather
+    // than at its I/O deadline.
+    for (auto& connection : connections_) {
+      if (!connection->finished.load()) ::shutdown(connection->socket.fd(), SHUT_RDWR);
+    }
     for (auto& connection : connections_) connection->thread.join();
     connections_.clear();
     joined_ = true;

@@ -4,11 +4,12 @@
 // on one connection are answered in order; different workers' requests run
 // concurrently (each shard has its own lock).
 //
-// Every frame is checked before use: a wrong magic, an unknown operation or id,
-// or a payload size the operation cannot have gets an error reply and the
-// connection is closed (the stream cannot be trusted after it). A payload is
-// read in full before anything is applied, so a worker that dies mid-request
-// changes nothing.
+// Every frame is checked before use: an unknown operation or id, or a payload
+// size the operation cannot have, gets an error reply without the payload
+// being used (it is skipped when at most 64 MiB, so the connection stays in
+// step); a wrong magic or a larger lying size also ends the connection. A
+// payload is read in full before anything is applied, so a worker that dies
+// mid-request changes nothing. Stopping shuts every connection down at once.
 //
 // Thread rules: stop() may be called from any thread (also from a signal-
 // watching thread); join() from one thread; the destructor stops and joins.
@@ -62,12 +63,15 @@ class Server {
   uint64_t requests_served() const { return requests_served_.load(); }
 
  private:
+  // The socket lives as long as the entry (closed only after the thread is
+  // joined), so stopping can shut it down to cut a blocked read short.
   struct Connection {
+    Socket socket;
     std::thread thread;
     std::atomic<bool> finished{false};
   };
   void accept_loop();
-  void serve(Socket socket, std::string peer);
+  void serve(int fd, const std::string& peer);
   void log(const std::string& message) const;
 
   ServerOptions options_;
