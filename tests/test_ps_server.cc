@@ -21,6 +21,8 @@
 #include "ps/checkpoint_coordinator.h"
 #include "ps/client.h"
 #include "ps/protocol.h"
+#include "ps/request_handler.h"
+#include "ps/spec_codec.h"
 #include "ps/server.h"
 #include "ps/variable_id.h"
 #include "transport/handshake.h"
@@ -390,6 +392,62 @@ void test_restart_restores_latest_checkpoint(void** state) {
   std::system(("rm -rf '" + root + "'").c_str());
 }
 
+// Random bytes in every operation's payload, and random corruptions of a valid
+// create: always an error reply (or a valid create), never a crash.
+void test_handler_survives_garbage(void** state) {
+  (void)state;
+  ShardStore store;
+  std::atomic<bool> stopping{false};
+  RequestHandler handler(store, stopping, nullptr, nullptr);
+  const uint64_t id = 5;
+  const int32_t init[4] = {1, 2, 3, 4};
+  store.create(id, spec_of("v", DType::I32, {4}), init);
+  ByteWriter valid;
+  {
+    ByteWriter spec;
+    encode_spec(spec_of("g", DType::F32, {3, 2}, OptimizerKind::kAdam), spec);
+    valid.put(static_cast<uint32_t>(spec.bytes().size()));
+    valid.append(spec.bytes().data(), spec.bytes().size());
+    valid.put(static_cast<uint8_t>(0));
+  }
+  unsigned seed = 12345;
+  std::vector<uint8_t> scratch;
+  int errors = 0;
+  for (int round = 0; round < 3000; ++round) {
+    dist::RpcHeader request;
+    request.magic = dist::kRpcRequestMagic;
+    request.code = 1 + (int32_t)(rand_r(&seed) % 15);
+    request.args[0] = rand_r(&seed) % 2 ? id : rand_r(&seed);
+    request.args[1] = rand_r(&seed) % 4 ? rand_r(&seed) % 8 : (uint64_t)rand_r(&seed) << 20;
+    request.args[2] = rand_r(&seed) % 3;
+    std::vector<uint8_t> payload;
+    if (request.code == (int32_t)Op::kCreate && round % 2) {
+      payload = valid.bytes();
+      payload[(size_t)rand_r(&seed) % payload.size()] ^= (uint8_t)(1 + rand_r(&seed) % 255);
+      request.args[0] = 1000 + (uint64_t)round;
+    } else {
+      payload.resize((size_t)(rand_r(&seed) % 64));
+      for (uint8_t& b : payload) b = (uint8_t)rand_r(&seed);
+    }
+    if (request.code == (int32_t)Op::kStop || request.code == (int32_t)Op::kSave ||
+        request.code == (int32_t)Op::kRestore || request.code == (int32_t)Op::kDelete) {
+      continue;  // control operations with side effects outside the store
+    }
+    request.payload_bytes = payload.size();
+    try {
+      if (handler.expected_payload(request) != payload.size()) fail_msg("expected_payload disagrees with the claim");
+    } catch (const dist::Error&) {
+      ++errors;
+      continue;  // refused before the payload would be read
+    }
+    Reply reply = handler.handle(request, payload.data(), scratch);
+    if (reply.status != Status::kOk) ++errors;
+  }
+  assert_true(errors > 2000);
+  // The variable was only ever changed by well-formed requests of its own size.
+  assert_true(store.find(id)->spec().bytes() == 16);
+}
+
 }  // namespace
 
 int main(void) {
@@ -399,6 +457,7 @@ int main(void) {
       cmocka_unit_test(test_synchronous_rounds),
       cmocka_unit_test(test_hostile_peers),
       cmocka_unit_test(test_restart_restores_latest_checkpoint),
+      cmocka_unit_test(test_handler_survives_garbage),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
