@@ -151,6 +151,15 @@ static void test_checkpoint_save_restore_and_refusals(void** state) {
   assert_dist_error(dist_checkpoint_restore(cluster, root, &options, &path), DIST_ERR_INVALID_ARGUMENT, "is corrupt",
                     "shard-00000-of-00002.ckpt");
   assert_null(path);
+  /* A server told to restore from it refuses to start. */
+  dist_server_options_t refusing = DIST_SERVER_OPTIONS_INIT;
+  refusing.field_mask = DIST_SERVER_OPT_ADDRESS | DIST_SERVER_OPT_TOKEN | DIST_SERVER_OPT_CHECKPOINT_DIR;
+  refusing.address = "127.0.0.1:0";
+  refusing.token = kToken;
+  refusing.checkpoint_dir = root;
+  dist_server_t* refused = NULL;
+  assert_dist_error(dist_server_start(NULL, &refusing, &refused), DIST_ERR_INVALID_ARGUMENT, "is corrupt");
+  assert_null(refused);
 
   /* Bad arguments. */
   assert_dist_error(dist_checkpoint_save(cluster, root, -1, &options, &path), DIST_ERR_INVALID_ARGUMENT, "step -1");

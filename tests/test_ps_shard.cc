@@ -204,6 +204,16 @@ void test_sync_rounds_and_staleness(void** state) {
   assert_false(stale.accepted);
   assert_true(read_all<double>(v)[0] == -2.0);
 
+  // With a bound of 1, a gradient one version behind still counts.
+  VariableSpec lenient = spec;
+  lenient.sync.max_staleness = 1;
+  lenient.sync.replicas_to_aggregate = 1;
+  ShardVariable u(lenient, nullptr);
+  assert_true(u.apply_gradient(g0, 0, 0).applied);
+  assert_true(u.apply_gradient(g0, 0, 0).applied);   // 1 behind: accepted
+  assert_false(u.apply_gradient(g0, 0, 0).accepted); // 2 behind: dropped
+  assert_true(read_all<double>(u)[0] == -2.0);
+
   // A synchronous reader waits for the round; a missing round times out.
   std::vector<double> out(2);
   auto deadline = ShardVariable::Clock::now() + std::chrono::milliseconds(50);
