@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,7 +35,9 @@ int main(int argc, char** argv) {
     dist::ResolvedCluster cluster = dist::resolve_cluster(dist::ResolveOptions{});
     dist::ps::ClientOptions options;
     options.servers = dist::ps::cluster_servers(cluster.spec);
-    options.token = std::getenv("DIST_CLUSTER_TOKEN");
+    const char* token = std::getenv("DIST_CLUSTER_TOKEN");
+    if (token == nullptr) throw std::runtime_error("DIST_CLUSTER_TOKEN is not set");
+    options.token = token;
     options.timeouts.connect = std::chrono::milliseconds(300);
     dist::ps::PsClient client(options);
     dist::ps::VariableSpec spec;
