@@ -617,8 +617,9 @@ DIST_EXPORT void dist_server_destroy(dist_server_t* server);
  * point leaves LATEST naming a complete checkpoint. A restore checks every
  * file's size and SHA-256 against the manifest before a single value changes,
  * and refuses a corrupt, truncated or mismatching checkpoint with
- * DIST_ERR_INVALID_ARGUMENT (or DIST_ERR_MISMATCH for a variable saved with
- * another dtype or shape) naming the file. Checkpoints restore onto any number
+ * DIST_ERR_INVALID_ARGUMENT (DIST_ERR_SYSTEM when a file is missing or cannot
+ * be read, DIST_ERR_MISMATCH for a variable saved with another dtype or shape)
+ * naming the file. Checkpoints restore onto any number
  * of servers and any partitioning: each shard takes its rows from whichever
  * saved slices hold them.
  *
