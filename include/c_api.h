@@ -552,7 +552,7 @@ DIST_EXPORT dist_status_t dist_request_wait(dist_request_t* request, int64_t tim
  * buffers must stay valid until it does). NULL is a no-op. */
 DIST_EXPORT void dist_request_free(dist_request_t* request);
 
-/* ==== Strategies ==================================================================
+/* ==== Strategies ===========================================================
  *
  * tf.distribute's programming model. A strategy owns the local replicas of a
  * model (one thread each while it runs), the communicator that keeps workers in
@@ -968,6 +968,154 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
                                                         dist_variable_t* const* vars,
                                                         const dist_buffer_t* grads, size_t n,
                                                         dist_optimizer_t* optimizer);
+=======
+/* ==== Parameter servers ==========================================================
+ *
+ * A parameter server holds shards of variables and applies the workers' updates
+ * to them (tf.distribute's ParameterServerStrategy: variables live on the "ps"
+ * tasks, the workers pull them, compute, and push gradients that each server
+ * applies with its own optimizer, asynchronously by default). dist_server_start
+ * runs the standard server inside the calling process; `dist-server` is the
+ * same server as a program.
+ *
+ * The server listens at its cluster address and serves any number of workers,
+ * each on its own connection and thread. Every connection proves the cluster
+ * token (the same HMAC handshake as contexts); every request is checked
+ * (sizes, ids, row indices) and applied only once received in full, so a worker
+ * that dies mid-update changes nothing. Requests from one worker are applied
+ * in order; updates from different workers to one shard are serialised, so
+ * concurrent integer assign_adds sum exactly.
+ *
+ * Thread rules: dist_server_stop may be called from any thread at any time
+ * (also while another thread is in dist_server_join). dist_server_join and
+ * dist_server_address may be called from any thread. dist_server_destroy stops
+ * and joins; it must not race with other calls on the same handle.
+ * ================================================================================ */
+
+typedef struct dist_server dist_server_t;
+
+/* Receives the server's log lines (what it holds, restores, saves, refuses).
+ * Called from the server's threads, possibly concurrently. */
+typedef void (*dist_log_fn_t)(const char* message, void* user_data);
+
+#define DIST_SERVER_OPT_ADDRESS        (1ull << 0)
+#define DIST_SERVER_OPT_TOKEN          (1ull << 1)
+#define DIST_SERVER_OPT_TOKEN_FILE     (1ull << 2)
+#define DIST_SERVER_OPT_CHECKPOINT_DIR (1ull << 3)
+#define DIST_SERVER_OPT_IO_TIMEOUT_MS  (1ull << 4)
+#define DIST_SERVER_OPT_LOG            (1ull << 5)
+
+typedef struct dist_server_options {
+  uint64_t field_mask;
+  /* "host:port" to listen at; port 0 picks a free port (see dist_server_address).
+   * Default: this task's address in the cluster. */
+  const char* address;
+  /* The cluster token, or a file holding it; default DIST_CLUSTER_TOKEN, then
+   * the file named by DIST_CLUSTER_TOKEN_FILE. A server needs one. */
+  const char* token;
+  const char* token_file;
+  /* A checkpoint root (see dist_checkpoint_save): at start the server restores
+   * from its LATEST checkpoint, so a restarted server gets its shards back as the
+   * workers re-create them. No LATEST is a fresh start; a corrupt or truncated
+   * checkpoint makes the start fail. Default: none. */
+  const char* checkpoint_dir;
+  /* How long a started request may take to arrive in full, or a reply to be
+   * taken; default 60000. */
+  int64_t io_timeout_ms;
+  /* Log sink and its user data; default: no logging. */
+  dist_log_fn_t log;
+  void* log_user_data;
+} dist_server_options_t;
+
+#ifdef __cplusplus
+#  define DIST_SERVER_OPTIONS_INIT {}
+#else
+#  define DIST_SERVER_OPTIONS_INIT {0}
+#endif
+
+/* Starts serving in background threads and returns at once. cluster may be
+ * NULL when options give the address. DIST_ERR_UNAVAILABLE when the address
+ * cannot be bound; DIST_ERR_INVALID_ARGUMENT for a bad option or checkpoint. */
+DIST_EXPORT dist_status_t dist_server_start(const dist_cluster_t* cluster,
+                                            const dist_server_options_t* options,
+                                            dist_server_t** server);
+/* The address actually listened at ("127.0.0.1:2222"); borrowed from the server. */
+DIST_EXPORT dist_status_t dist_server_address(const dist_server_t* server, const char** address);
+/* What the server holds, as JSON: {"address", "stopping", "requests",
+ * "variables": [{"id", "name", "dtype", "shape", "row_offset", "rows", "bytes",
+ * "optimizer", "version"}, ...]}. The string is the caller's (dist_string_free). */
+DIST_EXPORT dist_status_t dist_server_describe(const dist_server_t* server, char** json);
+/* Waits until the server has stopped (dist_server_stop, or a stop request from a
+ * client) and its threads have ended. timeout_ms < 0 waits without bound;
+ * DIST_ERR_TIMEOUT when it is still serving at the timeout. */
+DIST_EXPORT dist_status_t dist_server_join(dist_server_t* server, int64_t timeout_ms);
+/* Asks the server to stop: it stops accepting, ends every connection within
+ * about 100 ms and fails waiting synchronous reads with DIST_ERR_ABORTED. */
+DIST_EXPORT dist_status_t dist_server_stop(dist_server_t* server);
+/* Stops, joins and frees. NULL is a no-op. */
+DIST_EXPORT void dist_server_destroy(dist_server_t* server);
+
+/* ==== Checkpoints of parameter servers ============================================
+ *
+ * A checkpoint is saved by every parameter server at once, each writing its own
+ * shard file (never one giant file), under a root directory that every server
+ * and the caller can reach:
+ *
+ *   <root>/ckpt-<step>/shard-<i>-of-<n>.ckpt   one per server: each shard's slice
+ *                                              description, values, optimizer
+ *                                              slots and counters
+ *   <root>/ckpt-<step>/manifest.json           every shard file's size and SHA-256
+ *   <root>/LATEST                              names the newest complete checkpoint
+ *
+ * Every file is written atomically (temporary name, fsync, rename, fsync of the
+ * directory), shard files first, then the manifest, then LATEST: a crash at any
+ * point leaves LATEST naming a complete checkpoint. A restore checks every
+ * file's size and SHA-256 against the manifest before a single value changes,
+ * and refuses a corrupt, truncated or mismatching checkpoint with
+ * DIST_ERR_INVALID_ARGUMENT (DIST_ERR_SYSTEM when a file is missing or cannot
+ * be read, DIST_ERR_MISMATCH for a variable saved with another dtype or shape)
+ * naming the file. Checkpoints restore onto any number
+ * of servers and any partitioning: each shard takes its rows from whichever
+ * saved slices hold them.
+ *
+ * Both calls connect to every task of the cluster's "ps" job with the cluster
+ * token (options, else DIST_CLUSTER_TOKEN / DIST_CLUSTER_TOKEN_FILE); a server
+ * that is down fails the call with DIST_ERR_UNAVAILABLE naming it.
+ * Thread rules: any thread; concurrent saves into one root must use different
+ * steps.
+ * ================================================================================ */
+
+#define DIST_CHECKPOINT_OPT_TOKEN      (1ull << 0)
+#define DIST_CHECKPOINT_OPT_TOKEN_FILE (1ull << 1)
+#define DIST_CHECKPOINT_OPT_TIMEOUT_MS (1ull << 2)
+
+typedef struct dist_checkpoint_options {
+  uint64_t field_mask;
+  const char* token;
+  const char* token_file;
+  int64_t timeout_ms; /* for every server to finish; default 600000 */
+} dist_checkpoint_options_t;
+
+#ifdef __cplusplus
+#  define DIST_CHECKPOINT_OPTIONS_INIT {}
+#else
+#  define DIST_CHECKPOINT_OPTIONS_INIT {0}
+#endif
+
+/* Saves every server's shards as checkpoint `step` (>= 0) under `root`;
+ * *path receives "<root>/ckpt-<step>" (dist_string_free). options may be NULL. */
+DIST_EXPORT dist_status_t dist_checkpoint_save(const dist_cluster_t* cluster, const char* root,
+                                               int64_t step,
+                                               const dist_checkpoint_options_t* options,
+                                               char** path);
+/* Restores every server from `directory`: a root (its LATEST is used) or one
+ * "ckpt-<step>" directory. Shards the servers hold are overwritten; shards
+ * created on them later are filled from the checkpoint too. *path receives the
+ * checkpoint directory used (dist_string_free). options may be NULL. */
+DIST_EXPORT dist_status_t dist_checkpoint_restore(const dist_cluster_t* cluster,
+                                                  const char* directory,
+                                                  const dist_checkpoint_options_t* options,
+                                                  char** path);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -33,6 +33,20 @@ void keep_standard_descriptors_open() {
   }
 }
 
+// dist-server next to this dist-run (build tree or install), else from PATH.
+std::string standard_server_path() {
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string path(self, static_cast<size_t>(n));
+    std::string directory = path.substr(0, path.rfind('/'));
+    for (const char* candidate : {"/dist-server", "/../dist-server/dist-server"}) {
+      if (::access((directory + candidate).c_str(), X_OK) == 0) return directory + candidate;
+    }
+  }
+  return "dist-server";
+}
+
 int run_job(const Options& options) {
   const ClusterToken token = make_cluster_token(options.token_file);
   SignalChannel signals;
@@ -58,8 +72,11 @@ int run_job(const Options& options) {
   Supervisor supervisor(signals, options.timeout_seconds, options.grace_seconds);
   ports.release();
   for (size_t i = 0; i < layout.tasks().size(); ++i) {
+    const bool server = options.ps_server && layout.tasks()[i].type == "ps";
     supervisor.add(layout.tasks()[i],
-                   spawn_process(options.command, environments[i], signals.original_mask()));
+                   spawn_process(server ? std::vector<std::string>{standard_server_path()} : options.command,
+                                 environments[i], signals.original_mask()),
+                   server);
   }
   return supervisor.run();
 }

@@ -10,7 +10,7 @@
 namespace dist::run {
 
 const char kSynopsis[] =
-    "usage: dist-run -n N [--ps M] [--chief] [--evaluator] [--host ADDR]\n"
+    "usage: dist-run -n N [--ps M [--ps-server]] [--chief] [--evaluator] [--host ADDR]\n"
     "                [--token-file FILE] [--timeout SECONDS] [--grace-period SECONDS]\n"
     "                [--] program [args...]\n";
 
@@ -23,6 +23,10 @@ const char kDetails[] =
     "\n"
     "  -n, --workers N        worker tasks (at least 1)\n"
     "  --ps M                 parameter-server tasks (default 0)\n"
+    "  --ps-server            ps tasks run the standard server, dist-server (from\n"
+    "                         dist-run's directory, else PATH), instead of the\n"
+    "                         program; they are stopped once every other task has\n"
+    "                         exited successfully\n"
     "  --chief                add one chief task\n"
     "  --evaluator            add one evaluator (outside the cluster, as in TensorFlow)\n"
     "  --host ADDR            address the tasks listen on (default 127.0.0.1); ports\n"
@@ -125,6 +129,9 @@ Options parse_options(int argc, char** argv) {
       have_workers = true;
     } else if (flag == "--ps") {
       options.num_ps = parse_count(reader.value_for(flag, attached), flag, 0);
+    } else if (flag == "--ps-server") {
+      takes_no_value();
+      options.ps_server = true;
     } else if (flag == "--chief") {
       takes_no_value();
       options.chief = true;

@@ -13,6 +13,9 @@ struct Options {
   int32_t num_ps = 0;
   bool chief = false;
   bool evaluator = false;
+  // ps tasks run the standard server (dist-server) and are stopped once every
+  // other task has exited successfully.
+  bool ps_server = false;
   std::string host = "127.0.0.1";
   std::optional<std::string> token_file;
   std::optional<double> timeout_seconds;

@@ -65,10 +65,20 @@ Supervisor::~Supervisor() {
   }
 }
 
-void Supervisor::add(const Task& task, const SpawnedProcess& process) {
+void Supervisor::add(const Task& task, const SpawnedProcess& process, bool service) {
   const std::string prefix = "[" + task.name() + "] ";
   tasks_.push_back(RunningTask{task, process.pid, OutputRelay(process.stdout_fd, STDOUT_FILENO, prefix),
-                               OutputRelay(process.stderr_fd, STDERR_FILENO, prefix)});
+                               OutputRelay(process.stderr_fd, STDERR_FILENO, prefix), service});
+}
+
+void Supervisor::stop_services_when_done() {
+  if (stopping_) return;
+  bool any_service = false;
+  for (const RunningTask& task : tasks_) {
+    if (!task.service && !task.exited) return;
+    any_service = any_service || (task.service && !task.exited);
+  }
+  if (any_service) begin_stop(0, SIGTERM);
 }
 
 int Supervisor::run() {
@@ -141,6 +151,7 @@ void Supervisor::collect_exits() {
     task.exited = true;
     on_task_exit(task, info);
   }
+  stop_services_when_done();
 }
 
 void Supervisor::on_task_exit(RunningTask& task, const siginfo_t& info) {

@@ -27,7 +27,9 @@ class Supervisor {
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
 
-  void add(const Task& task, const SpawnedProcess& process);
+  // A service task (a parameter server) serves the others: once every other
+  // task has exited successfully, the services are stopped and the job succeeds.
+  void add(const Task& task, const SpawnedProcess& process, bool service = false);
 
   // Returns when every task has exited and been reaped: 0 when all exited 0,
   // else the failing task's status (128+N for signal N), 124 after the timeout,
@@ -43,6 +45,7 @@ class Supervisor {
     // The exit is seen with WNOWAIT and the task reaped only at the end: until
     // then its pid, which is also its process group's id, cannot be reused, so
     // signalling the group is always safe.
+    bool service = false;
     bool exited = false;
     bool reaped = false;
   };
@@ -57,6 +60,7 @@ class Supervisor {
   // Waits for readable output (or a signal) and handles it.
   void poll_once(int timeout_ms);
   bool all_exited() const;
+  void stop_services_when_done();
   void drain_and_reap();
 
   SignalChannel& signals_;

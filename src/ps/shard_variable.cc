@@ -1,0 +1,227 @@
+#include "ps/shard_variable.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "base/status.h"
+#include "collectives/reduce_kernels.h"
+#include "ps/elementwise.h"
+
+namespace dist::ps {
+namespace {
+
+template <typename T>
+void fill(std::vector<uint8_t>& buffer, double value) {
+  T* p = reinterpret_cast<T*>(buffer.data());
+  std::fill(p, p + buffer.size() / sizeof(T), static_cast<T>(value));
+}
+
+// Checked before anything is sized by it.
+const VariableSpec& validated(const VariableSpec& spec) {
+  validate(spec);
+  return spec;
+}
+
+}  // namespace
+
+ShardVariable::ShardVariable(const VariableSpec& spec, const void* initial)
+    : spec_(validated(spec)), optimizer_(make_optimizer(spec.optimizer)), values_(spec.bytes()) {
+  if (initial != nullptr && !values_.empty()) std::memcpy(values_.data(), initial, values_.size());
+  for (int k = 0; k < slot_count(spec_.optimizer.kind); ++k) {
+    slots_.emplace_back(values_.size());
+    if (spec_.dtype == DType::F32) fill<float>(slots_.back(), optimizer_->initial_slot_value());
+    if (spec_.dtype == DType::F64) fill<double>(slots_.back(), optimizer_->initial_slot_value());
+  }
+}
+
+ShardVariable::ShardVariable(ShardState state) : ShardVariable(state.spec, nullptr) { restore(state); }
+
+void ShardVariable::restore(const ShardState& state) {
+  if (!same_slice(state.spec, spec_)) {
+    fail(Status::kMismatch, "restoring " + describe(spec_) + " from " + describe(state.spec));
+  }
+  if (state.values.size() != values_.size()) fail_invalid("restoring " + spec_.name + ": wrong number of value bytes");
+  std::lock_guard<std::mutex> guard(mutex_);
+  values_ = state.values;
+  // Slots of a different optimizer (the checkpoint trained with another one)
+  // are not carried over; the fresh slots stay.
+  if (state.slots.size() == slots_.size()) {
+    for (size_t k = 0; k < slots_.size(); ++k) {
+      if (state.slots[k].size() != values_.size()) fail_invalid("restoring " + spec_.name + ": wrong slot size");
+    }
+    slots_ = state.slots;
+  }
+  version_ = state.version;
+  optimizer_step_ = state.optimizer_step;
+  gradient_sum_.clear();
+  gradients_in_round_ = 0;
+  workers_in_round_.clear();
+  changed_.notify_all();
+}
+
+uint64_t ShardVariable::version() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return version_;
+}
+
+uint64_t ShardVariable::bump() {
+  ++version_;
+  changed_.notify_all();
+  return version_;
+}
+
+uint64_t ShardVariable::read(void* out, uint64_t min_version, Clock::time_point deadline,
+                             const std::atomic<bool>* cancel) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  // Waits in short slices so that a stopping server is never held up.
+  while (version_ < min_version) {
+    if (cancel != nullptr && cancel->load()) {
+      fail(Status::kAborted, "variable " + quoted(spec_.name) + ": the server is stopping");
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      fail(Status::kTimeout, "variable " + quoted(spec_.name) + " is at version " + std::to_string(version_) +
+                                 "; timed out waiting for version " + std::to_string(min_version));
+    }
+    changed_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(100)));
+  }
+  if (!values_.empty()) std::memcpy(out, values_.data(), values_.size());
+  return version_;
+}
+
+uint64_t ShardVariable::assign(const void* values) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (!values_.empty()) std::memcpy(values_.data(), values, values_.size());
+  return bump();
+}
+
+uint64_t ShardVariable::assign_add(const void* values) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  add_in_place(values_.data(), values, spec_.elements(), spec_.dtype);
+  return bump();
+}
+
+uint64_t ShardVariable::assign_sub(const void* values) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  subtract_in_place(values_.data(), values, spec_.elements(), spec_.dtype);
+  return bump();
+}
+
+void ShardVariable::require_optimizer(const char* what) const {
+  if (!optimizer_) {
+    fail_invalid(std::string(what) + ": variable " + quoted(spec_.name) + " has no optimizer");
+  }
+}
+
+void ShardVariable::run_optimizer(void* var, const void* grad, size_t element_offset, size_t count) {
+  float* f_slots[2] = {};
+  double* d_slots[2] = {};
+  const size_t byte_offset = element_offset * size_of(spec_.dtype);
+  for (size_t k = 0; k < slots_.size(); ++k) {
+    f_slots[k] = reinterpret_cast<float*>(slots_[k].data() + byte_offset);
+    d_slots[k] = reinterpret_cast<double*>(slots_[k].data() + byte_offset);
+  }
+  if (spec_.dtype == DType::F32) {
+    optimizer_->apply(static_cast<float*>(var), static_cast<const float*>(grad), f_slots, count, optimizer_step_);
+  } else {
+    optimizer_->apply(static_cast<double*>(var), static_cast<const double*>(grad), d_slots, count, optimizer_step_);
+  }
+}
+
+ShardVariable::GradientOutcome ShardVariable::apply_gradient(const void* gradient, int64_t worker, uint64_t step) {
+  require_optimizer("apply_gradient");
+  std::lock_guard<std::mutex> guard(mutex_);
+  GradientOutcome outcome;
+  const uint32_t needed = spec_.sync.replicas_to_aggregate;
+  if (needed == 0) {
+    ++optimizer_step_;
+    run_optimizer(values_.data(), gradient, 0, spec_.elements());
+    outcome.version = bump();
+    outcome.accepted = outcome.applied = true;
+    return outcome;
+  }
+  const bool stale = version_ > step && version_ - step > spec_.sync.max_staleness;
+  const bool repeated = worker >= 0 && workers_in_round_.count(worker) != 0;
+  outcome.version = version_;
+  if (stale || repeated) return outcome;
+  outcome.accepted = true;
+  if (gradients_in_round_ == 0) {
+    gradient_sum_.assign(static_cast<const uint8_t*>(gradient), static_cast<const uint8_t*>(gradient) + values_.size());
+  } else {
+    add_in_place(gradient_sum_.data(), gradient, spec_.elements(), spec_.dtype);
+  }
+  ++gradients_in_round_;
+  if (worker >= 0) workers_in_round_.insert(worker);
+  if (gradients_in_round_ < needed) return outcome;
+  finalize_mean(gradient_sum_.data(), spec_.elements(), spec_.dtype, gradients_in_round_);
+  ++optimizer_step_;
+  run_optimizer(values_.data(), gradient_sum_.data(), 0, spec_.elements());
+  gradients_in_round_ = 0;
+  workers_in_round_.clear();
+  outcome.version = bump();
+  outcome.applied = true;
+  return outcome;
+}
+
+void ShardVariable::check_rows(const int64_t* rows, size_t count) const {
+  for (size_t i = 0; i < count; ++i) {
+    if (rows[i] < 0 || static_cast<uint64_t>(rows[i]) >= spec_.rows) {
+      fail_invalid("variable " + quoted(spec_.name) + ": row index " + std::to_string(rows[i]) + " (entry " +
+                   std::to_string(i) + ") is outside this shard's " + std::to_string(spec_.rows) + " rows");
+    }
+  }
+}
+
+void ShardVariable::read_rows(const int64_t* rows, size_t count, void* out) const {
+  check_rows(rows, count);
+  const size_t row_bytes = spec_.row_bytes();
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (size_t i = 0; i < count; ++i) {
+    std::memcpy(static_cast<uint8_t*>(out) + i * row_bytes, values_.data() + static_cast<size_t>(rows[i]) * row_bytes,
+                row_bytes);
+  }
+}
+
+uint64_t ShardVariable::add_rows(const int64_t* rows, size_t count, const void* values) {
+  check_rows(rows, count);
+  const size_t row_bytes = spec_.row_bytes();
+  std::lock_guard<std::mutex> guard(mutex_);
+  for (size_t i = 0; i < count; ++i) {
+    add_in_place(values_.data() + static_cast<size_t>(rows[i]) * row_bytes,
+                 static_cast<const uint8_t*>(values) + i * row_bytes, spec_.row_elements(), spec_.dtype);
+  }
+  return bump();
+}
+
+uint64_t ShardVariable::apply_sparse_gradient(const int64_t* rows, size_t count, const void* gradients) {
+  require_optimizer("sparse apply_gradient");
+  if (spec_.sync.replicas_to_aggregate != 0) {
+    fail(Status::kUnsupported, "variable " + quoted(spec_.name) +
+                                   ": sparse gradients are applied asynchronously only (it is synchronous)");
+  }
+  check_rows(rows, count);
+  const size_t row_bytes = spec_.row_bytes();
+  const size_t row_elements = static_cast<size_t>(spec_.row_elements());
+  // Duplicate rows are summed first, so each row takes one optimizer step.
+  std::map<int64_t, std::vector<uint8_t>> merged;
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* g = static_cast<const uint8_t*>(gradients) + i * row_bytes;
+    auto [it, inserted] = merged.try_emplace(rows[i], g, g + row_bytes);
+    if (!inserted) add_in_place(it->second.data(), g, row_elements, spec_.dtype);
+  }
+  std::lock_guard<std::mutex> guard(mutex_);
+  ++optimizer_step_;
+  for (const auto& [row, gradient] : merged) {
+    const size_t offset = static_cast<size_t>(row) * row_elements;
+    run_optimizer(values_.data() + offset * size_of(spec_.dtype), gradient.data(), offset, row_elements);
+  }
+  return bump();
+}
+
+ShardState ShardVariable::snapshot() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return ShardState{spec_, values_, slots_, version_, optimizer_step_};
+}
+
+}  // namespace dist::ps

@@ -1,0 +1,98 @@
+// One shard of a variable as a server holds it: its values, the optimizer's
+// slots, and a version that counts the updates applied. Every operation takes
+// the shard's lock and either completes or changes nothing: all its arguments
+// (sizes, row indices) are checked before the first byte is written.
+//
+// Row indices are local to the shard (0 .. spec().rows - 1).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "ps/optimizers/optimizer.h"
+#include "ps/variable_spec.h"
+
+namespace dist::ps {
+
+// A copy of a shard's state, taken under its lock (what a checkpoint writes).
+struct ShardState {
+  VariableSpec spec;
+  std::vector<uint8_t> values;
+  std::vector<std::vector<uint8_t>> slots;  // slot_count(spec.optimizer.kind) buffers
+  uint64_t version = 0;
+  int64_t optimizer_step = 0;  // updates the optimizer has applied (Adam's t)
+};
+
+class ShardVariable {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // `initial` holds spec.bytes() bytes, or is null for zeros. Slots start at
+  // the optimizer's initial value.
+  ShardVariable(const VariableSpec& spec, const void* initial);
+  // Takes a restored state (checked: sizes must match the spec).
+  explicit ShardVariable(ShardState state);
+
+  const VariableSpec& spec() const { return spec_; }
+  uint64_t version() const;
+
+  // Copies the values into out (spec().bytes()); returns the version read.
+  // With min_version > 0, first waits until the version reaches it (what a
+  // synchronous worker does after pushing), failing with kTimeout at the
+  // deadline, or with kAborted as soon as *cancel becomes true.
+  uint64_t read(void* out, uint64_t min_version = 0, Clock::time_point deadline = Clock::time_point::max(),
+                const std::atomic<bool>* cancel = nullptr) const;
+
+  // Each takes spec().bytes() bytes and returns the new version.
+  uint64_t assign(const void* values);
+  uint64_t assign_add(const void* values);
+  uint64_t assign_sub(const void* values);
+
+  struct GradientOutcome {
+    uint64_t version = 0;  // after this call
+    bool accepted = false; // false: dropped as stale or as a second gradient of one worker in a round
+    bool applied = false;  // the optimizer ran (always, when accepted and asynchronous)
+  };
+  // Applies (asynchronous) or aggregates (synchronous, see SyncConfig) one
+  // gradient of spec().bytes() bytes. `worker` < 0 is anonymous; `step` is the
+  // version the gradient was computed from.
+  GradientOutcome apply_gradient(const void* gradient, int64_t worker, uint64_t step);
+
+  // Sparse access: `rows` has `count` local row indices (duplicates allowed).
+  void read_rows(const int64_t* rows, size_t count, void* out) const;
+  // values holds count rows; duplicates add up. Returns the new version.
+  uint64_t add_rows(const int64_t* rows, size_t count, const void* values);
+  // Sums duplicate rows' gradients, then runs the optimizer on those rows only.
+  uint64_t apply_sparse_gradient(const int64_t* rows, size_t count, const void* gradients);
+
+  ShardState snapshot() const;
+  // Replaces values, slots and counters with `state` (same slice).
+  void restore(const ShardState& state);
+
+ private:
+  void check_rows(const int64_t* rows, size_t count) const;
+  void require_optimizer(const char* what) const;
+  void run_optimizer(void* var, const void* grad, size_t element_offset, size_t count);
+  uint64_t bump();
+
+  VariableSpec spec_;
+  std::unique_ptr<Optimizer> optimizer_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  std::vector<uint8_t> values_;
+  std::vector<std::vector<uint8_t>> slots_;
+  uint64_t version_ = 0;
+  int64_t optimizer_step_ = 0;
+  // Synchronous mode: the round being aggregated.
+  std::vector<uint8_t> gradient_sum_;
+  uint32_t gradients_in_round_ = 0;
+  std::set<int64_t> workers_in_round_;
+};
+
+}  // namespace dist::ps

@@ -1,0 +1,235 @@
+#include "transport/rpc_connection.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "transport/handshake.h"
+
+namespace dist {
+namespace {
+
+// The most error text a response may carry.
+constexpr size_t kMaxErrorBytes = 64 * 1024;
+
+bool is_known_status(int32_t code) {
+  switch (static_cast<Status>(code)) {
+    case Status::kOk:
+    case Status::kInvalidArgument:
+    case Status::kUnsupported:
+    case Status::kNoMemory:
+    case Status::kSystem:
+    case Status::kPeerFailed:
+    case Status::kTimeout:
+    case Status::kMismatch:
+    case Status::kAuth:
+    case Status::kUnavailable:
+    case Status::kAborted:
+    case Status::kInternal: return true;
+  }
+  return false;
+}
+
+size_t request_bytes(const RpcCall& call) { return sizeof(RpcHeader) + call.payload_bytes[0] + call.payload_bytes[1]; }
+
+}  // namespace
+
+RpcConnection::RpcConnection(std::string peer, std::string address, std::string token, RpcTimeouts timeouts)
+    : peer_(std::move(peer)), address_(split_address(address)), token_(std::move(token)), timeouts_(timeouts) {}
+
+RpcConnection::~RpcConnection() { close(Status::kAborted, peer_ + ": the connection was closed by its owner"); }
+
+void RpcConnection::connect() {
+  const auto deadline = std::chrono::steady_clock::now() + timeouts_.connect;
+  Socket socket;
+  while (true) {
+    socket = try_connect(address_, deadline);
+    if (socket.valid()) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      fail(Status::kUnavailable, peer_ + " is unavailable: nothing accepted a connection within " +
+                                     std::to_string(timeouts_.connect.count()) + " ms (down or restarting)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  try {
+    authenticate_as_connector(socket.fd(), token_, deadline, peer_);
+  } catch (const Error& e) {
+    if (e.status() == Status::kAuth) throw;
+    fail(Status::kUnavailable, peer_ + " is unavailable: " + e.what());
+  }
+  enable_keepalive(socket.fd());
+  socket_ = std::move(socket);
+  ++connections_made_;
+  header_received_ = payload_received_ = sent_of_front_ = 0;
+  if (on_connect_) on_connect_(*this);
+}
+
+void RpcConnection::submit(const std::shared_ptr<RpcCall>& call) {
+  ensure_connected();
+  RpcCall& c = *call;
+  c.request.magic = kRpcRequestMagic;
+  c.request.id = next_id_++;
+  c.request.payload_bytes = c.payload_bytes[0] + c.payload_bytes[1];
+  c.done = false;
+  c.status = Status::kOk;
+  c.error.clear();
+  c.response_bytes = 0;
+  unsent_.push_back(call);
+  pump_send();
+}
+
+void RpcConnection::close(Status status, const std::string& reason) {
+  socket_.close();
+  for (auto* queue : {&awaiting_, &unsent_}) {
+    for (auto& call : *queue) {
+      call->done = true;
+      call->status = status;
+      call->error = reason;
+    }
+    queue->clear();
+  }
+  header_received_ = payload_received_ = sent_of_front_ = 0;
+}
+
+void RpcConnection::protocol_error(const std::string& problem) {
+  close(Status::kPeerFailed, peer_ + " broke the protocol: " + problem + "; the connection was dropped");
+}
+
+short RpcConnection::wanted_events() const { return static_cast<short>(POLLIN | (unsent_.empty() ? 0 : POLLOUT)); }
+
+void RpcConnection::pump(short revents) {
+  if (revents & (POLLIN | POLLERR | POLLHUP)) pump_receive();
+  if (socket_.valid() && !unsent_.empty()) pump_send();
+}
+
+void RpcConnection::pump_send() {
+  while (socket_.valid() && !unsent_.empty()) {
+    RpcCall& call = *unsent_.front();
+    iovec pieces[3] = {{&call.request, sizeof call.request},
+                       {const_cast<void*>(call.payload[0]), call.payload_bytes[0]},
+                       {const_cast<void*>(call.payload[1]), call.payload_bytes[1]}};
+    size_t skip = sent_of_front_;
+    int first = 0;
+    while (first < 3 && skip >= pieces[first].iov_len) skip -= pieces[first++].iov_len;
+    if (first < 3) {
+      pieces[first].iov_base = static_cast<char*>(pieces[first].iov_base) + skip;
+      pieces[first].iov_len -= skip;
+      msghdr message{};
+      message.msg_iov = pieces + first;
+      message.msg_iovlen = static_cast<size_t>(3 - first);
+      ssize_t n = ::sendmsg(socket_.fd(), &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        close(Status::kPeerFailed, peer_ + ": connection broken (" + std::strerror(errno) + ")");
+        return;
+      }
+      sent_of_front_ += static_cast<size_t>(n);
+    }
+    if (sent_of_front_ == request_bytes(call)) {
+      awaiting_.push_back(unsent_.front());
+      unsent_.pop_front();
+      sent_of_front_ = 0;
+    }
+  }
+}
+
+void RpcConnection::pump_receive() {
+  while (socket_.valid()) {
+    uint8_t* target;
+    size_t wanted;
+    if (header_received_ < sizeof incoming_) {
+      target = reinterpret_cast<uint8_t*>(&incoming_) + header_received_;
+      wanted = sizeof incoming_ - header_received_;
+    } else {
+      target = payload_target_ + payload_received_;
+      wanted = incoming_.payload_bytes - payload_received_;
+    }
+    if (wanted > 0) {
+      ssize_t n = ::recv(socket_.fd(), target, wanted, MSG_DONTWAIT);
+      if (n == 0) {
+        close(Status::kPeerFailed, peer_ + ": connection closed by the server (it stopped, died or restarted)");
+        return;
+      }
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        close(Status::kPeerFailed, peer_ + ": connection broken (" + std::strerror(errno) + ")");
+        return;
+      }
+      if (header_received_ < sizeof incoming_) {
+        header_received_ += static_cast<size_t>(n);
+        if (header_received_ < sizeof incoming_) continue;
+        // A whole header: check it before any payload byte lands anywhere.
+        if (incoming_.magic != kRpcResponseMagic) return protocol_error("a response without the response magic");
+        if (awaiting_.empty()) return protocol_error("a response to no request");
+        RpcCall& call = *awaiting_.front();
+        if (incoming_.id != call.request.id) {
+          return protocol_error("response id " + std::to_string(incoming_.id) + ", expected " +
+                                std::to_string(call.request.id));
+        }
+        if (!is_known_status(incoming_.code)) return protocol_error("unknown status " + std::to_string(incoming_.code));
+        const bool ok = incoming_.code == 0;
+        const size_t limit = ok ? call.response_capacity : kMaxErrorBytes;
+        if (incoming_.payload_bytes > limit) {
+          return protocol_error(std::to_string(incoming_.payload_bytes) + " response bytes, at most " +
+                                std::to_string(limit) + " expected");
+        }
+        if (ok && call.response_into != nullptr) {
+          payload_target_ = static_cast<uint8_t*>(call.response_into);
+        } else {
+          call.response.resize(incoming_.payload_bytes);
+          payload_target_ = call.response.data();
+        }
+        payload_received_ = 0;
+      } else {
+        payload_received_ += static_cast<size_t>(n);
+      }
+    }
+    if (header_received_ == sizeof incoming_ && payload_received_ == incoming_.payload_bytes) {
+      std::shared_ptr<RpcCall> call = awaiting_.front();
+      awaiting_.pop_front();
+      std::copy(incoming_.args, incoming_.args + 3, call->args);
+      call->response_bytes = incoming_.payload_bytes;
+      call->status = static_cast<Status>(incoming_.code);
+      if (call->status != Status::kOk) {
+        call->error = peer_ + ": " + std::string(call->response.begin(), call->response.end());
+        call->response.clear();
+      }
+      call->done = true;
+      header_received_ = payload_received_ = 0;
+    }
+  }
+}
+
+void RpcConnection::wait_all(const std::vector<std::pair<RpcConnection*, RpcCall*>>& calls, SteadyTime deadline) {
+  while (true) {
+    std::vector<RpcConnection*> busy;
+    for (const auto& [connection, call] : calls) {
+      if (!call->done && std::find(busy.begin(), busy.end(), connection) == busy.end()) busy.push_back(connection);
+    }
+    if (busy.empty()) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      for (RpcConnection* connection : busy) {
+        connection->close(Status::kTimeout, connection->peer_ + ": no response in time; the connection was dropped");
+      }
+      return;
+    }
+    std::vector<pollfd> fds;
+    for (RpcConnection* connection : busy) fds.push_back(pollfd{connection->socket_.fd(), connection->wanted_events(), 0});
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<int64_t>(left, 1, 1000)));
+    if (ready <= 0) continue;
+    for (size_t i = 0; i < busy.size(); ++i) {
+      if (fds[i].revents != 0) busy[i]->pump(fds[i].revents);
+    }
+  }
+}
+
+}  // namespace dist
