@@ -552,7 +552,7 @@ DIST_EXPORT dist_status_t dist_request_wait(dist_request_t* request, int64_t tim
  * buffers must stay valid until it does). NULL is a no-op. */
 DIST_EXPORT void dist_request_free(dist_request_t* request);
 
-/* ==== Strategies ===========================================================
+/* ==== Strategies ==================================================================
  *
  * tf.distribute's programming model. A strategy owns the local replicas of a
  * model (one thread each while it runs), the communicator that keeps workers in
@@ -968,7 +968,6 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
                                                         dist_variable_t* const* vars,
                                                         const dist_buffer_t* grads, size_t n,
                                                         dist_optimizer_t* optimizer);
-=======
 /* ==== Parameter servers ==========================================================
  *
  * A parameter server holds shards of variables and applies the workers' updates
