@@ -84,35 +84,27 @@ void UcxWorker::connect(const std::vector<std::string>& remote_addresses, PeerEr
 
 void UcxWorker::disconnect() {
   std::lock_guard<std::mutex> guard(lock_);
-  // Flush first, so peers see an orderly close rather than an error; force
-  // whatever does not close in time (a peer that is already gone).
-  auto close_all = [this](uint32_t flags, std::chrono::milliseconds limit) {
-    std::vector<std::pair<size_t, void*>> closing;
-    for (size_t rank = 0; rank < endpoints_.size(); ++rank) {
-      if (endpoints_[rank] == nullptr) continue;
-      ucp_request_param_t param{};
-      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      param.flags = flags;
-      void* request = ucp_ep_close_nbx(endpoints_[rank], &param);
-      if (UCS_PTR_IS_PTR(request)) {
-        closing.emplace_back(rank, request);
-      } else {
-        endpoints_[rank] = nullptr;
-      }
+  // Flush first, so peers see an orderly close rather than an error. A close
+  // that does not finish in time (a peer that is gone, or one busy in a
+  // shared-memory wait that does not drive UCX) is left to ucp_worker_destroy:
+  // an endpoint whose close has begun must not be closed again, and its
+  // request is released either way.
+  std::vector<void*> closing(endpoints_.size(), nullptr);
+  for (size_t rank = 0; rank < endpoints_.size(); ++rank) {
+    if (endpoints_[rank] == nullptr) continue;
+    ucp_request_param_t param{};
+    void* request = ucp_ep_close_nbx(endpoints_[rank], &param);
+    endpoints_[rank] = nullptr;
+    if (UCS_PTR_IS_PTR(request)) closing[rank] = request;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2000);
+  for (void* request : closing) {
+    if (request == nullptr) continue;
+    while (ucp_request_check_status(request) == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline) {
+      ucp_worker_progress(worker_);
     }
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    for (auto& [rank, request] : closing) {
-      while (ucp_request_check_status(request) == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline) {
-        ucp_worker_progress(worker_);
-      }
-      if (ucp_request_check_status(request) != UCS_INPROGRESS) {
-        endpoints_[rank] = nullptr;
-        ucp_request_free(request);
-      }
-    }
-  };
-  close_all(0, std::chrono::milliseconds(2000));
-  close_all(UCP_EP_CLOSE_FLAG_FORCE, std::chrono::milliseconds(2000));
+    ucp_request_free(request);
+  }
 }
 
 }  // namespace dist
