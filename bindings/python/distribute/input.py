@@ -5,9 +5,10 @@ import numpy as np
 
 from ._native import lib
 from .errors import check
+from .handle import HandleOwner
 
 
-class InputContext:
+class InputContext(HandleOwner):
     """How many input pipelines read data (one per worker), which one this is, and
     how a global batch divides among the replicas in sync. Immutable: any thread.
     Made directly or by Strategy.input_context()."""
@@ -27,31 +28,18 @@ class InputContext:
         if handle is not None:
             lib.dist_input_context_destroy(handle)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-    def _int(self, function):
-        out = ctypes.c_int32()
-        check(function(self._handle, ctypes.byref(out)))
-        return out.value
 
     @property
     def num_input_pipelines(self):
-        return self._int(lib.dist_input_context_num_input_pipelines)
+        return self._query(lib.dist_input_context_num_input_pipelines)
 
     @property
     def input_pipeline_id(self):
-        return self._int(lib.dist_input_context_input_pipeline_id)
+        return self._query(lib.dist_input_context_input_pipeline_id)
 
     @property
     def num_replicas_in_sync(self):
-        return self._int(lib.dist_input_context_num_replicas_in_sync)
+        return self._query(lib.dist_input_context_num_replicas_in_sync)
 
     def get_per_replica_batch_size(self, global_batch_size):
         """global_batch_size / num_replicas_in_sync; InvalidArgumentError when it does not divide."""

@@ -4,11 +4,12 @@ import ctypes
 from . import constants as C
 from ._native import OptimizerOptions, lib
 from .errors import check
+from .handle import HandleOwner
 
 KINDS = {"sgd": C.OPTIMIZER_SGD, "momentum": C.OPTIMIZER_MOMENTUM, "adam": C.OPTIMIZER_ADAM}
 
 
-class Optimizer:
+class Optimizer(HandleOwner):
     """Holds the slots (momentum, Adam moments) of the variables it updates and its
     step count; Strategy.apply_gradients uses it. One thread at a time."""
 
@@ -35,18 +36,8 @@ class Optimizer:
         if handle is not None:
             lib.dist_optimizer_destroy(handle)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     @property
     def iterations(self):
         """apply_gradients calls made so far."""
-        out = ctypes.c_int64()
-        check(lib.dist_optimizer_iterations(self._handle, ctypes.byref(out)))
-        return out.value
+        return self._query(lib.dist_optimizer_iterations, ctype=ctypes.c_int64)

@@ -18,6 +18,7 @@ from .cluster import Cluster
 from .comm import _op
 from .dtypes import as_numpy, describe
 from .errors import DistError, check, error_for
+from .handle import HandleOwner, query
 from .input import InputContext
 from .variable import Variable
 
@@ -58,23 +59,18 @@ class ReplicaContext:
         self._strategy = strategy
         self._state = state
 
-    def _int(self, function):
-        out = ctypes.c_int32()
-        check(function(self._handle, ctypes.byref(out)))
-        return out.value
-
     @property
     def replica_id(self):
         """This replica's id in the sync group (worker rank * local replicas + local index)."""
-        return self._int(lib.dist_replica_id)
+        return query(self._handle, lib.dist_replica_id)
 
     @property
     def num_replicas_in_sync(self):
-        return self._int(lib.dist_replica_num_replicas_in_sync)
+        return query(self._handle, lib.dist_replica_num_replicas_in_sync)
 
     @property
     def local_index(self):
-        return self._int(lib.dist_replica_local_index)
+        return query(self._handle, lib.dist_replica_local_index)
 
     @property
     def strategy(self):
@@ -125,7 +121,7 @@ class ReplicaContext:
         check(lib.dist_replica_set_result(self._handle, ctypes.byref(buffer)))
 
 
-class Strategy:
+class Strategy(HandleOwner):
     """A tf.distribute strategy over an optional Context (None: one worker alone).
 
     kind is "one_device", "mirrored", "multi_worker_mirrored" or
@@ -167,36 +163,19 @@ class Strategy:
         if self._context is not None:
             self._context._forget(self)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-    @property
-    def closed(self):
-        return self._handle is None
-
-    def _int(self, function, *args):
-        out = ctypes.c_int32()
-        check(function(self._handle, *args, ctypes.byref(out)))
-        return out.value
 
     @property
     def kind(self):
         """"one_device", "mirrored", "multi_worker_mirrored" or "central_storage"."""
-        return KIND_NAMES[self._int(lib.dist_strategy_kind)]
+        return KIND_NAMES[self._query(lib.dist_strategy_kind)]
 
     @property
     def num_replicas_in_sync(self):
-        return self._int(lib.dist_strategy_num_replicas_in_sync)
+        return self._query(lib.dist_strategy_num_replicas_in_sync)
 
     @property
     def num_local_replicas(self):
-        return self._int(lib.dist_strategy_num_local_replicas)
+        return self._query(lib.dist_strategy_num_local_replicas)
 
     @property
     def devices(self):
@@ -225,7 +204,7 @@ class Strategy:
     @property
     def task_id(self):
         """-1 for a worker alone."""
-        return self._int(lib.dist_strategy_task_id)
+        return self._query(lib.dist_strategy_task_id)
 
     @property
     def worker_index(self):

@@ -7,6 +7,7 @@ from . import constants as C
 from ._native import VariableOptions, encode, lib, text
 from .dtypes import as_dist, as_numpy, describe
 from .errors import check
+from .handle import HandleOwner
 
 SYNCHRONIZATIONS = {"auto": C.SYNC_AUTO, "on_write": C.SYNC_ON_WRITE, "on_read": C.SYNC_ON_READ,
                     "none": C.SYNC_NONE}
@@ -30,7 +31,7 @@ def _replica(replica):
     return replica._handle
 
 
-class Variable:
+class Variable(HandleOwner):
     """A variable mirrored (ON_WRITE) or kept per replica (ON_READ) by its strategy.
 
     Made by Strategy.variable(initial_value, name=, dtype=, shape=,
@@ -95,23 +96,6 @@ class Variable:
         if self._context is not None:
             self._context._forget(self)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-    @property
-    def closed(self):
-        return self._handle is None
-
-    def _int(self, function, ctype=ctypes.c_int32):
-        out = ctype()
-        check(function(self._handle, ctypes.byref(out)))
-        return out.value
 
     @property
     def name(self):
@@ -122,7 +106,7 @@ class Variable:
     @property
     def dist_dtype(self):
         """The DIST_DTYPE value."""
-        return self._int(lib.dist_variable_dtype)
+        return self._query(lib.dist_variable_dtype)
 
     @property
     def dtype(self):
@@ -137,22 +121,22 @@ class Variable:
 
     @property
     def size(self):
-        return self._int(lib.dist_variable_count, ctypes.c_uint64)
+        return self._query(lib.dist_variable_count, ctype=ctypes.c_uint64)
 
     @property
     def synchronization(self):
         """"on_write", "on_read" or "none" (as resolved: never "auto")."""
-        return SYNCHRONIZATION_NAMES[self._int(lib.dist_variable_synchronization)]
+        return SYNCHRONIZATION_NAMES[self._query(lib.dist_variable_synchronization)]
 
     @property
     def aggregation(self):
         """"none", "sum", "mean" or "only_first_replica"."""
-        return AGGREGATION_NAMES[self._int(lib.dist_variable_aggregation)]
+        return AGGREGATION_NAMES[self._query(lib.dist_variable_aggregation)]
 
     @property
     def num_copies(self):
         """Local copies: one per local replica, or 1 for CENTRAL_STORAGE ON_WRITE."""
-        return self._int(lib.dist_variable_num_copies)
+        return self._query(lib.dist_variable_num_copies)
 
     def _out(self, out):
         if out is None:

@@ -132,24 +132,22 @@ function read_copy(v::Variable{T}, i::Integer) where {T}
     return out
 end
 
+# One assign* call: `call(variable, replica, buffer)` makes the ccall.
+function update!(call, v::Variable{T}, value::Array{T}, replica) where {T}
+    b = describe(value)
+    GC.@preserve value check(call(v.ptr, replica_ptr(replica), b))
+    return v
+end
+
 "In a replica every local replica calls it and the values are aggregated; cross-replica it sets every copy."
-function assign!(v::Variable{T}, value::Array{T}; replica = nothing) where {T}
-    b = describe(value)
-    GC.@preserve value check(ccall((:dist_variable_assign, libdistribute), Int32,
-                                   (Ptr{Cvoid}, Ptr{Cvoid}, Ref{DistBuffer}), v.ptr, replica_ptr(replica), b))
-    return v
-end
+assign!(v::Variable{T}, value::Array{T}; replica = nothing) where {T} =
+    update!((p, r, b) -> ccall((:dist_variable_assign, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Cvoid}, Ref{DistBuffer}),
+                               p, r, b), v, value, replica)
 
-function assign_add!(v::Variable{T}, value::Array{T}; replica = nothing) where {T}
-    b = describe(value)
-    GC.@preserve value check(ccall((:dist_variable_assign_add, libdistribute), Int32,
-                                   (Ptr{Cvoid}, Ptr{Cvoid}, Ref{DistBuffer}), v.ptr, replica_ptr(replica), b))
-    return v
-end
+assign_add!(v::Variable{T}, value::Array{T}; replica = nothing) where {T} =
+    update!((p, r, b) -> ccall((:dist_variable_assign_add, libdistribute), Int32,
+                               (Ptr{Cvoid}, Ptr{Cvoid}, Ref{DistBuffer}), p, r, b), v, value, replica)
 
-function assign_sub!(v::Variable{T}, value::Array{T}; replica = nothing) where {T}
-    b = describe(value)
-    GC.@preserve value check(ccall((:dist_variable_assign_sub, libdistribute), Int32,
-                                   (Ptr{Cvoid}, Ptr{Cvoid}, Ref{DistBuffer}), v.ptr, replica_ptr(replica), b))
-    return v
-end
+assign_sub!(v::Variable{T}, value::Array{T}; replica = nothing) where {T} =
+    update!((p, r, b) -> ccall((:dist_variable_assign_sub, libdistribute), Int32,
+                               (Ptr{Cvoid}, Ptr{Cvoid}, Ref{DistBuffer}), p, r, b), v, value, replica)

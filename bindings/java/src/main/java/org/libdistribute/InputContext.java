@@ -1,7 +1,6 @@
 package org.libdistribute;
 
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.lang.ref.Cleaner;
@@ -37,24 +36,16 @@ public final class InputContext implements AutoCloseable {
     cleanable.clean();
   }
 
-  private int intOf(int status, IntByReference out) {
-    DistException.check(status);
-    return out.getValue();
-  }
-
   public int numInputPipelines() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_input_context_num_input_pipelines(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_input_context_num_input_pipelines(handle.get(), out));
   }
 
   public int inputPipelineId() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_input_context_input_pipeline_id(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_input_context_input_pipeline_id(handle.get(), out));
   }
 
   public int numReplicasInSync() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_input_context_num_replicas_in_sync(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_input_context_num_replicas_in_sync(handle.get(), out));
   }
 
   /** globalBatchSize / numReplicasInSync; a DistException when it does not divide. */

@@ -2,7 +2,6 @@ package org.libdistribute;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.util.Arrays;
 import java.util.List;
@@ -38,25 +37,17 @@ public final class ReplicaContext {
     return p;
   }
 
-  private int intOf(int status, IntByReference out) {
-    DistException.check(status);
-    return out.getValue();
-  }
-
   /** The id in the sync group: worker rank * local replicas + local index. */
   public int replicaId() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_replica_id(pointer, out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_replica_id(pointer, out));
   }
 
   public int numReplicasInSync() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_replica_num_replicas_in_sync(pointer, out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_replica_num_replicas_in_sync(pointer, out));
   }
 
   public int localIndex() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_replica_local_index(pointer, out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_replica_local_index(pointer, out));
   }
 
   /** The strategy running this replica. */

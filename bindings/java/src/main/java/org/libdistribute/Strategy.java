@@ -122,25 +122,17 @@ public final class Strategy implements AutoCloseable {
     return handle.get() == null;
   }
 
-  private int intOf(int status, IntByReference out) {
-    DistException.check(status);
-    return out.getValue();
-  }
-
   /** ONE_DEVICE, MIRRORED, MULTI_WORKER_MIRRORED or CENTRAL_STORAGE. */
   public int kind() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_strategy_kind(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_strategy_kind(handle.get(), out));
   }
 
   public int numReplicasInSync() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_strategy_num_replicas_in_sync(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_strategy_num_replicas_in_sync(handle.get(), out));
   }
 
   public int numLocalReplicas() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_strategy_num_local_replicas(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_strategy_num_local_replicas(handle.get(), out));
   }
 
   /** The local devices, one per local replica ("/job:worker/replica:0/task:1/device:CPU:0"). */
@@ -170,8 +162,7 @@ public final class Strategy implements AutoCloseable {
 
   /** -1 for a worker alone. */
   public int taskId() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_strategy_task_id(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_strategy_task_id(handle.get(), out));
   }
 
   /** {this worker's index, number of workers}. */

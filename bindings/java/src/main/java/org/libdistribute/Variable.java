@@ -113,11 +113,6 @@ public final class Variable implements AutoCloseable {
     return handle.get() == null;
   }
 
-  private int intOf(int status, IntByReference out) {
-    DistException.check(status);
-    return out.getValue();
-  }
-
   public String name() {
     PointerByReference out = new PointerByReference();
     DistException.check(DistLibrary.LIB.dist_variable_name(handle.get(), out));
@@ -125,8 +120,7 @@ public final class Variable implements AutoCloseable {
   }
 
   public DType dtype() {
-    IntByReference out = new IntByReference();
-    return DType.fromValue(intOf(DistLibrary.LIB.dist_variable_dtype(handle.get(), out), out));
+    return DType.fromValue(Queries.int32(out -> DistLibrary.LIB.dist_variable_dtype(handle.get(), out)));
   }
 
   public long[] shape() {
@@ -144,19 +138,16 @@ public final class Variable implements AutoCloseable {
 
   /** SYNC_ON_WRITE, SYNC_ON_READ or SYNC_NONE (never AUTO). */
   public int synchronization() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_variable_synchronization(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_variable_synchronization(handle.get(), out));
   }
 
   public int aggregation() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_variable_aggregation(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_variable_aggregation(handle.get(), out));
   }
 
   /** Local copies: one per local replica, 1 for CENTRAL_STORAGE ON_WRITE. */
   public int numCopies() {
-    IntByReference out = new IntByReference();
-    return intOf(DistLibrary.LIB.dist_variable_num_copies(handle.get(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_variable_num_copies(handle.get(), out));
   }
 
   private static Pointer replicaPointer(ReplicaContext replica) {
