@@ -146,6 +146,9 @@ class Strategy(HandleOwner):
             if value is not None:
                 options.field_mask |= bit
                 setattr(options, name, value)
+        if context is not None and context.closed:
+            # NULL would silently mean "one worker alone".
+            raise ValueError("the context is closed")
         handle = ctypes.c_void_p()
         check(lib.dist_strategy_create(context._handle if context is not None else None, ctypes.byref(options),
                                        ctypes.byref(handle)))

@@ -134,6 +134,8 @@ def test_closing_the_context_closes_strategies_and_variables_first():
         variable = strategy.variable(np.ones(4, np.float32))
         context.close()
         assert strategy.closed and variable.closed
+        with pytest.raises(ValueError, match="context is closed"):
+            distribute.Strategy(context, "multi_worker_mirrored")
         # Dropped in the reverse order too: the garbage collector must not crash.
         context = distribute.Context(cluster)
         strategy = distribute.Strategy(context, "multi_worker_mirrored", num_cpu_devices=2)

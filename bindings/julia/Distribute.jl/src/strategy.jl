@@ -54,6 +54,8 @@ function Strategy(context::Union{Context, Nothing} = nothing; kind::Symbol = :on
                                communication === nothing ? Int32(0) : COMMUNICATIONS[communication],
                                something(bytes_per_pack, 0), something(timeout_seconds, 0.0),
                                bind_threads === nothing ? Int32(0) : Int32(bind_threads))
+    # A closed context's NULL would silently mean "one worker alone".
+    context !== nothing && context.ptr == C_NULL && throw(ArgumentError("the context is closed"))
     out = Ref{Ptr{Cvoid}}(C_NULL)
     GC.@preserve context check(ccall((:dist_strategy_create, libdistribute), Int32,
                                      (Ptr{Cvoid}, Ref{StrategyOptionsC}, Ptr{Ptr{Cvoid}}),

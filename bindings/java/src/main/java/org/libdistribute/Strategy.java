@@ -97,8 +97,13 @@ public final class Strategy implements AutoCloseable {
       s.field_mask |= OPT_BIND_THREADS;
       s.bind_threads = options.bindThreads ? 1 : 0;
     }
+    Pointer contextPointer = context == null ? null : context.handle().get();
+    if (context != null && contextPointer == null) {
+      // NULL would silently mean "one worker alone".
+      throw new IllegalStateException("the context is closed");
+    }
     PointerByReference out = new PointerByReference();
-    DistException.check(DistLibrary.LIB.dist_strategy_create(context == null ? null : context.handle().get(), s, out));
+    DistException.check(DistLibrary.LIB.dist_strategy_create(contextPointer, s, out));
     this.context = context;
     handle = new Handle(out.getValue(), DistLibrary.LIB::dist_strategy_destroy,
         context == null ? null : context.handle(), null);

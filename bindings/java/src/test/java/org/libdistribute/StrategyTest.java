@@ -183,6 +183,12 @@ public class StrategyTest {
       context.close();
       assertTrue(s.isClosed() && v.isClosed());
       try {
+        new Strategy(context, new Strategy.Options().kind(Strategy.MULTI_WORKER_MIRRORED));
+        fail("a strategy was made over a closed context");
+      } catch (IllegalStateException e) {
+        assertTrue(e.getMessage(), e.getMessage().contains("context is closed"));
+      }
+      try {
         v.read();
         fail("a closed variable was read");
       } catch (DistException e) {
