@@ -12,8 +12,8 @@ import org.libdistribute.Op;
  *
  * <pre>dist-run -n 2 -- java -cp build/classes:/usr/share/java/jna.jar AllReduce</pre>
  *
- * (When strategies and variables land, the weights become a mirrored variable and
- * train() a strategy run; the checks stay the same.)
+ * (StrategyTraining does the same with a strategy, a mirrored variable and
+ * applyGradients.)
  */
 public final class AllReduce {
   static final int STEPS = 5;

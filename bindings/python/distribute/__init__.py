@@ -1,5 +1,6 @@
 """libdistribute from Python: clusters, contexts, communicators and collectives
-over numpy arrays, through the library's stable C ABI (ctypes, no compiled code).
+over numpy arrays, strategies, distributed variables and optimizers, through the
+library's stable C ABI (ctypes, no compiled code).
 
     import numpy as np, distribute
     with distribute.Cluster.resolve() as cluster, distribute.Context(cluster) as ctx:
@@ -15,9 +16,13 @@ from .comm import Comm, Request
 from .context import Context
 from .dtypes import NUMPY_TO_DIST, dist_dtype
 from .errors import DistError, DistTimeoutError, InvalidArgumentError, PeerError, UnsupportedError, check
+from .input import InputContext
+from .optimizer import Optimizer
+from .strategy import ReplicaContext, Strategy
+from .variable import Variable
 
-__all__ = ["Cluster", "Comm", "Context", "DistError", "DistTimeoutError", "InvalidArgumentError", "PeerError",
-           "Request", "UnsupportedError", "NUMPY_TO_DIST", "build_features", "build_info", "constants",
+__all__ = ["Cluster", "Comm", "Context", "DistError", "DistTimeoutError", "InputContext", "InvalidArgumentError",
+           "Optimizer", "PeerError", "ReplicaContext", "Request", "Strategy", "UnsupportedError", "Variable", "NUMPY_TO_DIST", "build_features", "build_info", "constants",
            "dist_dtype", "last_error", "resolver_name", "status_string", "version", "version_string"]
 
 

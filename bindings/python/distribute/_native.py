@@ -105,8 +105,52 @@ class Buffer(ctypes.Structure):
     ]
 
 
+class StrategyOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("kind", ctypes.c_int32),
+        ("num_cpu_devices", ctypes.c_int32),
+        ("communication", ctypes.c_int32),
+        ("bytes_per_pack", ctypes.c_uint64),
+        ("timeout_seconds", ctypes.c_double),
+        ("bind_threads", ctypes.c_int32),
+    ]
+
+
+class VariableOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("name", ctypes.c_char_p),
+        ("dtype", ctypes.c_int32),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("rank", ctypes.c_int32),
+        ("initial_value", ctypes.c_void_p),
+        ("synchronization", ctypes.c_int32),
+        ("aggregation", ctypes.c_int32),
+    ]
+
+
+class OptimizerOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("kind", ctypes.c_int32),
+        ("learning_rate", ctypes.c_double),
+        ("momentum", ctypes.c_double),
+        ("nesterov", ctypes.c_int32),
+        ("beta_1", ctypes.c_double),
+        ("beta_2", ctypes.c_double),
+        ("epsilon", ctypes.c_double),
+    ]
+
+
 _buf = ctypes.POINTER(Buffer)
 _i32_out = ctypes.POINTER(ctypes.c_int32)
+_i64_out = ctypes.POINTER(ctypes.c_int64)
+
+# dist_replica_fn_t and dist_merge_fn_t. ctypes takes the GIL around each call
+# of a Python function made from one of the library's replica threads.
+REPLICA_FN = ctypes.CFUNCTYPE(status_t, handle_p, ctypes.c_void_p)
+MERGE_FN = ctypes.CFUNCTYPE(status_t, handle_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int32, ctypes.c_void_p)
 
 # name: (return type, [argument types])
 _PROTOTYPES = {
@@ -159,6 +203,56 @@ _PROTOTYPES = {
     "dist_request_test": (status_t, [handle_p, _i32_out]),
     "dist_request_wait": (status_t, [handle_p, ctypes.c_int64]),
     "dist_request_free": (None, [handle_p]),
+    "dist_strategy_create": (status_t, [handle_p, ctypes.POINTER(StrategyOptions), _out_handle]),
+    "dist_strategy_destroy": (None, [handle_p]),
+    "dist_strategy_kind": (status_t, [handle_p, _i32_out]),
+    "dist_strategy_num_replicas_in_sync": (status_t, [handle_p, _i32_out]),
+    "dist_strategy_num_local_replicas": (status_t, [handle_p, _i32_out]),
+    "dist_strategy_device": (status_t, [handle_p, ctypes.c_int32, _out_str]),
+    "dist_strategy_cluster": (status_t, [handle_p, _out_handle]),
+    "dist_strategy_task_type": (status_t, [handle_p, _out_str]),
+    "dist_strategy_task_id": (status_t, [handle_p, _i32_out]),
+    "dist_strategy_worker_index": (status_t, [handle_p, _i32_out, _i32_out]),
+    "dist_strategy_run": (status_t, [handle_p, REPLICA_FN, ctypes.c_void_p]),
+    "dist_replica_id": (status_t, [handle_p, _i32_out]),
+    "dist_replica_num_replicas_in_sync": (status_t, [handle_p, _i32_out]),
+    "dist_replica_local_index": (status_t, [handle_p, _i32_out]),
+    "dist_replica_strategy": (status_t, [handle_p, _out_handle]),
+    "dist_replica_all_reduce": (status_t, [handle_p, ctypes.c_int32, _buf]),
+    "dist_replica_merge_call": (status_t, [handle_p, MERGE_FN, ctypes.c_void_p, ctypes.c_void_p]),
+    "dist_replica_set_result": (status_t, [handle_p, _buf]),
+    "dist_strategy_local_results": (status_t, [handle_p, ctypes.POINTER(_buf), _i32_out]),
+    "dist_strategy_reduce": (status_t, [handle_p, ctypes.c_int32, _buf, ctypes.c_int32, ctypes.c_int32, _buf]),
+    "dist_input_context_create": (status_t, [ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, _out_handle]),
+    "dist_strategy_input_context": (status_t, [handle_p, _out_handle]),
+    "dist_input_context_destroy": (None, [handle_p]),
+    "dist_input_context_num_input_pipelines": (status_t, [handle_p, _i32_out]),
+    "dist_input_context_input_pipeline_id": (status_t, [handle_p, _i32_out]),
+    "dist_input_context_num_replicas_in_sync": (status_t, [handle_p, _i32_out]),
+    "dist_input_context_per_replica_batch_size": (status_t, [handle_p, ctypes.c_int64, _i64_out]),
+    "dist_input_context_shard_files": (status_t, [handle_p, ctypes.c_int64, _i64_out, ctypes.c_int64, _i64_out]),
+    "dist_input_context_shard_range": (status_t, [handle_p, ctypes.c_int64, _i64_out, _i64_out]),
+    "dist_strategy_split_batch": (status_t, [handle_p, _buf, ctypes.c_uint64, _buf, ctypes.c_int32]),
+    "dist_variable_create": (status_t, [handle_p, ctypes.POINTER(VariableOptions), _out_handle]),
+    "dist_variable_destroy": (None, [handle_p]),
+    "dist_variable_name": (status_t, [handle_p, _out_str]),
+    "dist_variable_dtype": (status_t, [handle_p, _i32_out]),
+    "dist_variable_shape": (status_t, [handle_p, ctypes.POINTER(_i64_out), _i32_out]),
+    "dist_variable_count": (status_t, [handle_p, ctypes.POINTER(ctypes.c_uint64)]),
+    "dist_variable_synchronization": (status_t, [handle_p, _i32_out]),
+    "dist_variable_aggregation": (status_t, [handle_p, _i32_out]),
+    "dist_variable_read": (status_t, [handle_p, handle_p, _buf]),
+    "dist_variable_assign": (status_t, [handle_p, handle_p, _buf]),
+    "dist_variable_assign_add": (status_t, [handle_p, handle_p, _buf]),
+    "dist_variable_assign_sub": (status_t, [handle_p, handle_p, _buf]),
+    "dist_variable_num_copies": (status_t, [handle_p, _i32_out]),
+    "dist_variable_read_copy": (status_t, [handle_p, ctypes.c_int32, _buf]),
+    "dist_optimizer_create": (status_t, [ctypes.POINTER(OptimizerOptions), _out_handle]),
+    "dist_optimizer_destroy": (None, [handle_p]),
+    "dist_optimizer_iterations": (status_t, [handle_p, _i64_out]),
+    "dist_strategy_batch_all_reduce": (status_t, [handle_p, ctypes.c_int32, _buf, ctypes.c_size_t]),
+    "dist_strategy_apply_gradients": (status_t, [handle_p, ctypes.POINTER(ctypes.c_void_p), _buf, ctypes.c_size_t,
+                                                 handle_p]),
 }
 
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():

@@ -78,8 +78,13 @@ class Cluster:
     (or leaving a `with` block, or garbage collection) releases it.
     """
 
-    def __init__(self, handle):
+    def __init__(self, handle, owner=None):
         self._handle = handle
+        self._owner = owner  # a borrowed cluster keeps what owns it alive and never destroys it
+
+    @classmethod
+    def _borrow(cls, handle, owner):
+        return cls(handle, owner)
 
     @classmethod
     def resolve(cls, resolver=None, *, jobs=None, members=None, env=None, **fields):
@@ -103,9 +108,11 @@ class Cluster:
         return cls(handle)
 
     def close(self):
+        """Destroys the cluster (a borrowed one, such as Strategy.cluster, is only detached)."""
         handle, self._handle = self._handle, None
-        if handle is not None:
+        if handle is not None and self._owner is None:
             lib.dist_cluster_destroy(handle)
+        self._owner = None
 
     def __enter__(self):
         return self

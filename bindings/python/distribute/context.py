@@ -11,9 +11,10 @@ class Context:
     """This process's membership in the cluster (dist_context_create).
 
     rank, size and abort() may be used from any thread. close() first closes every
-    communicator split from it (and their requests), then the context, so the C
-    rule "communicators before their context" holds whatever order Python
-    collects objects in.
+    communicator split from it (and their requests), strategy and variable made
+    over it, then the context, so the C rule "communicators, strategies and
+    variables before their context" holds whatever order Python collects
+    objects in.
     """
 
     def __init__(self, cluster, *, token=None, token_file=None, connect_timeout_ms=None, timeout_ms=None):
@@ -58,11 +59,11 @@ class Context:
     def closed(self):
         return self._handle is None
 
-    def _adopt(self, comm):
-        self._children.add(comm)
+    def _adopt(self, child):
+        self._children.add(child)
 
-    def _forget(self, comm):
-        self._children.discard(comm)
+    def _forget(self, child):
+        self._children.discard(child)
 
     @property
     def rank(self):

@@ -25,6 +25,28 @@ ITEMSIZE = {C.DTYPE_I8: 1, C.DTYPE_U8: 1, C.DTYPE_I32: 4, C.DTYPE_U32: 4, C.DTYP
             C.DTYPE_U64: 8, C.DTYPE_F16: 2, C.DTYPE_BF16: 2, C.DTYPE_F32: 4, C.DTYPE_F64: 8}
 
 
+# The numpy dtype an array of each DIST_DTYPE has (bfloat16: its uint16 bits).
+DIST_TO_NUMPY = {value: key for key, value in NUMPY_TO_DIST.items()}
+DIST_TO_NUMPY[C.DTYPE_BF16] = np.dtype(np.uint16)
+
+
+def as_dist(dtype):
+    """A DIST_DTYPE value from a DIST_DTYPE value or anything numpy.dtype() takes."""
+    if isinstance(dtype, int):
+        if dtype not in DIST_TO_NUMPY:
+            raise TypeError(f"{dtype} is not a DIST_DTYPE value")
+        return dtype
+    try:
+        return NUMPY_TO_DIST[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"numpy dtype {np.dtype(dtype)} has no libdistribute dtype") from None
+
+
+def as_numpy(dtype):
+    """The numpy dtype of a DIST_DTYPE value."""
+    return DIST_TO_NUMPY[dtype]
+
+
 def dist_dtype(array, dtype=None):
     """The DIST_DTYPE of `array`, or `dtype` when given (it must have the same item size)."""
     if dtype is None:

@@ -4,8 +4,8 @@ copies must stay bit-identical on every rank and match the closed-form result.
 
     dist-run -n 2 -- python3 bindings/python/examples/allreduce.py
 
-(When strategies and variables land, the weights become a MirroredVariable and
-the step a strategy.run; the checks stay the same.)
+(examples/strategy_training.py does the same with a strategy, a mirrored variable
+and apply_gradients.)
 """
 import sys
 

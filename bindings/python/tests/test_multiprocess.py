@@ -31,3 +31,13 @@ def test_allreduce_example_on_two_ranks():
 def test_every_collective_across_processes(ranks):
     result = dist_run(os.path.join(BINDING, "examples", "every_collective.py"), ranks)
     assert result.stdout.count("all collectives correct") == ranks, result.stdout
+
+
+def test_strategy_example_on_two_ranks():
+    """MULTI_WORKER_MIRRORED, two replicas per worker: identical weights on both ranks."""
+    result = dist_run(os.path.join(BINDING, "examples", "strategy_training.py"))
+    lines = [line for line in result.stdout.splitlines() if "weights sha256" in line]
+    assert len(lines) == 2, result.stdout
+    assert all("4 replicas in sync" in line and "local copies identical, correct" in line for line in lines), lines
+    hashes = {line.split("sha256 ")[1].split(";")[0] for line in lines}
+    assert len(hashes) == 1, lines

@@ -4,8 +4,8 @@
 #
 #     dist-run -n 2 -- julia --project=bindings/julia/Distribute.jl bindings/julia/Distribute.jl/examples/allreduce.jl
 #
-# (When strategies and variables land, the weights become a mirrored variable and
-# `train` a strategy run; the checks stay the same.)
+# (strategy_training.jl does the same with a strategy, a mirrored variable and
+# apply_gradients!.)
 using Distribute
 using Printf
 

@@ -2,7 +2,8 @@
     Distribute
 
 libdistribute from Julia: clusters (TensorFlow's cluster resolvers), contexts that
-join them, communicators and collectives over `Array`s, through the library's
+join them, communicators and collectives over `Array`s, strategies, distributed
+variables and optimizers, through the library's
 stable C ABI (`ccall`; no compiled code).
 
 ```julia
@@ -26,6 +27,12 @@ export world, split_comm, rank, nranks, configure!, abort!, comm_path, algorithm
 export all_reduce!, reduce!, bcast!, all_gather!, reduce_scatter!, all_to_all!, barrier, test, wait_for
 export version, version_string, build_features, build_info, status_string
 export SUM, PROD, MIN, MAX, MEAN
+export Strategy, ReplicaContext, Variable, Optimizer, InputContext
+export kind, num_replicas_in_sync, num_local_replicas, devices, has_cluster, worker_index, run_replicas,
+       replica_id, local_index, strategy, merge_call, set_result!, local_results, split_batch, batch_all_reduce!,
+       apply_gradients!, iterations, name, synchronization, aggregation, num_copies, read_copy, assign!,
+       assign_add!, assign_sub!, input_context, num_input_pipelines, input_pipeline_id, per_replica_batch_size,
+       shard_files, shard_range
 
 """
 Where libdistribute is: `DIST_LIBRARY` (the .so itself), else `DIST_BUILD_DIR` or the
@@ -47,5 +54,9 @@ include("cluster.jl")
 include("context.jl")
 include("comm.jl")
 include("collectives.jl")
+include("strategy.jl")
+include("input.jl")
+include("variables.jl")
+include("optimizer.jl")
 
 end # module

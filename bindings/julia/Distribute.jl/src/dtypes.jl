@@ -34,3 +34,8 @@ end
 describe(a::Array{T}, count::Integer = length(a)) where {T} =
     DistBuffer(Ptr{Cvoid}(pointer(a)), UInt64(count), dtype(T), DIST_MEMORY_HOST, C_NULL)
 describe(::Nothing, count::Integer = 0) = nothing
+
+const ELEMENT_TYPES = Dict(dtype(T) => T for T in (Int8, UInt8, Int32, UInt32, Int64, UInt64, Float16, BF16,
+                                                   Float32, Float64))
+"The Julia element type of a DIST_DTYPE value."
+element_type(d::Integer) = ELEMENT_TYPES[Int32(d)]

@@ -150,6 +150,78 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         close(cluster)
     end
 
+    @testset "strategies, replicas and variables" begin
+        err = try Strategy(; kind = :mirrored, timeout_seconds = -1.0); nothing catch e; e end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        @test occursin("timeout_seconds", err.message)
+        s = Strategy(; kind = :mirrored, num_cpu_devices = 2)
+        @test kind(s) == :mirrored && num_replicas_in_sync(s) == 2 && num_local_replicas(s) == 2
+        @test length(devices(s)) == 2 && !has_cluster(s) && worker_index(s) == (0, 1)
+        @test run_replicas(r -> (strategy(r) === s, replica_id(r), local_index(r)), s) == [(true, 0, 0), (true, 1, 1)]
+        sums = run_replicas(s) do r
+            data = fill(Float64(replica_id(r) + 1), 3)
+            all_reduce!(r, data)
+            set_result!(r, data)
+            merge_call((st, values) -> sum(values), r, local_index(r) + 5)
+        end
+        @test sums == [11, 11]
+        @test local_results(s) == [fill(3.0, 3), fill(3.0, 3)]
+        # An exception in one replica surfaces from run_replicas as itself.
+        err = try
+            run_replicas(s) do r
+                local_index(r) == 1 && throw(ArgumentError("replica 1 gave up"))
+                all_reduce!(r, ones(Float32, 4))
+            end
+            nothing
+        catch e
+            e
+        end
+        @test err isa ArgumentError && err.msg == "replica 1 gave up"
+        err = try run_replicas(r -> merge_call((st, v) -> error("merge of $v"), r, local_index(r)), s); nothing catch e; e end
+        @test err isa ErrorException && err.msg == "merge of [0, 1]"
+        # Variable round trips for several element types.
+        for T in (Float32, Float64, Int32, Int64, UInt8, Float16)
+            initial = T[1 2 3; 4 5 6]
+            v = Variable(s, initial; name = "v")
+            @test eltype(v) == T && size(v) == (2, 3) && length(v) == 6 && name(v) == "v"
+            @test read(v) == initial && synchronization(v) == :on_write && aggregation(v) == :none
+            assign!(v, initial .+ T(1))
+            @test all(read_copy(v, c) == initial .+ T(1) for c in 0:(num_copies(v) - 1))
+            assign_sub!(v, ones(T, 2, 3))
+            @test read(v) == initial
+            close(v)
+        end
+        v = Variable(s, [1.0, 2.0]; aggregation = :mean)
+        run_replicas(r -> assign!(v, [4.0 * replica_id(r), 10.0]; replica = r), s)
+        @test read(v) == [2.0, 10.0]
+        sgd = Optimizer(:sgd; learning_rate = 0.5)
+        apply_gradients!(s, [v], [[[1.0, 1.0]], [[3.0, 3.0]]], sgd)
+        @test read(v) == [1.0, 9.0] && iterations(sgd) == 1
+        @test reduce(s, [Float32[1, 2], Float32[3, 6]]; op = MEAN) == Float32[2, 4]
+        parts = split_batch(s, Int32[0, 1, 2, 3, 4])
+        @test parts[1] == Int32[0, 1, 2] && parts[2] == Int32[3, 4]
+        tensors = batch_all_reduce!(s, [[Int64[1, 2]], [Int64[10, 20]]])
+        @test tensors[2][1] == Int64[11, 22]
+        input = InputContext(3, 1, 6)
+        @test per_replica_batch_size(input, 24) == 4 && shard_files(input, 8) == [1, 4, 7]
+        @test shard_range(input, 10) == 4:6
+        @test_throws DistError per_replica_batch_size(input, 25)
+        mine = input_context(s)
+        @test (num_input_pipelines(mine), input_pipeline_id(mine), num_replicas_in_sync(mine)) == (1, 0, 2)
+        foreach(close, (mine, input, sgd, v, s))
+    end
+
+    @testset "strategy example on two ranks" begin
+        launcher = joinpath(BUILD, "tools", "dist-run", "dist-run")
+        project = normpath(joinpath(@__DIR__, ".."))
+        example = joinpath(project, "examples", "strategy_training.jl")
+        output = read(`$launcher -n 2 --timeout 300 -- $(Base.julia_cmd()) --project=$project $example`, String)
+        lines = filter(l -> occursin("weights hash", l), split(output, '\n'))
+        @test length(lines) == 2
+        @test all(occursin("4 replicas in sync", l) && occursin("local copies identical, correct", l) for l in lines)
+        @test length(unique(match(r"hash (\w+);", l)[1] for l in lines)) == 1
+    end
+
     @testset "two ranks under dist-run" begin
         launcher = joinpath(BUILD, "tools", "dist-run", "dist-run")
         project = normpath(joinpath(@__DIR__, ".."))

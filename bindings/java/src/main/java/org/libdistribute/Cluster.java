@@ -24,6 +24,12 @@ public final class Cluster implements AutoCloseable {
     cleanable = handle.watch(this);
   }
 
+  /** A cluster borrowed from `owner` (a strategy's context's): close() only detaches it. */
+  Cluster(Pointer pointer, Handle owner) {
+    handle = new Handle(pointer, Context::destroyNothing, owner, null);
+    cleanable = handle.watch(this);
+  }
+
   /** dist_cluster_resolve. */
   public static Cluster resolve(ClusterOptions options) {
     PointerByReference out = new PointerByReference();

@@ -18,6 +18,14 @@ public enum DType {
    * long -> I64, float -> F32, double -> F64. Java has no unsigned or half types:
    * U8/U32/U64/F16/BF16 are given explicitly with a ByteBuffer (or ShortBuffer).
    */
+  /** The dtype of a DIST_DTYPE_* value. */
+  public static DType fromValue(int value) {
+    for (DType d : values()) {
+      if (d.value == value) return d;
+    }
+    throw new IllegalArgumentException(value + " is not a DIST_DTYPE value");
+  }
+
   public static DType of(Class<?> elementType) {
     if (elementType == byte.class) return I8;
     if (elementType == int.class) return I32;

@@ -1,5 +1,6 @@
 package org.libdistribute;
 
+import com.sun.jna.Callback;
 import com.sun.jna.IntegerType;
 import com.sun.jna.Library;
 import com.sun.jna.Native;
@@ -7,6 +8,7 @@ import com.sun.jna.NativeLibrary;
 import com.sun.jna.Pointer;
 import com.sun.jna.Structure;
 import com.sun.jna.ptr.IntByReference;
+import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 
 /**
@@ -17,7 +19,17 @@ import com.sun.jna.ptr.PointerByReference;
 interface DistLibrary extends Library {
   DistLibrary LIB = load();
 
+  /** The C library's setenv, to configure UCX before libdistribute starts it. */
+  interface LibC extends Library {
+    int setenv(String name, String value, int overwrite);
+  }
+
   private static DistLibrary load() {
+    // The JVM itself raises SIGSEGV (null checks, safepoint polls) and handles it;
+    // UCX's error handler must not take that signal over, or a JVM thread running
+    // Java code in a replica function can abort the process. A value the user set
+    // is kept.
+    Native.load("c", LibC.class).setenv("UCX_ERROR_SIGNALS", "", 0);
     String build = System.getenv("DIST_BUILD_DIR");
     if (build != null && !build.isEmpty()) {
       NativeLibrary.addSearchPath("distribute", build + "/src");
@@ -89,6 +101,54 @@ interface DistLibrary extends Library {
     public Pointer stream;
   }
 
+  @Structure.FieldOrder({"field_mask", "kind", "num_cpu_devices", "communication", "bytes_per_pack",
+      "timeout_seconds", "bind_threads"})
+  class StrategyOptionsStruct extends Structure {
+    public long field_mask;
+    public int kind;
+    public int num_cpu_devices;
+    public int communication;
+    public long bytes_per_pack;
+    public double timeout_seconds;
+    public int bind_threads;
+  }
+
+  @Structure.FieldOrder({"field_mask", "name", "dtype", "shape", "rank", "initial_value", "synchronization",
+      "aggregation"})
+  class VariableOptionsStruct extends Structure {
+    public long field_mask;
+    public String name;
+    public int dtype;
+    public Pointer shape;
+    public int rank;
+    public Pointer initial_value;
+    public int synchronization;
+    public int aggregation;
+  }
+
+  @Structure.FieldOrder({"field_mask", "kind", "learning_rate", "momentum", "nesterov", "beta_1", "beta_2",
+      "epsilon"})
+  class OptimizerOptionsStruct extends Structure {
+    public long field_mask;
+    public int kind;
+    public double learning_rate;
+    public double momentum;
+    public int nesterov;
+    public double beta_1;
+    public double beta_2;
+    public double epsilon;
+  }
+
+  /** dist_replica_fn_t: JNA attaches the library's replica thread to the JVM for the call. */
+  interface ReplicaFn extends Callback {
+    int invoke(Pointer replica, Pointer userData);
+  }
+
+  /** dist_merge_fn_t. */
+  interface MergeFn extends Callback {
+    int invoke(Pointer strategy, Pointer values, int numValues, Pointer userData);
+  }
+
   String dist_status_string(int status);
   String dist_last_error();
   int dist_version();
@@ -142,4 +202,61 @@ interface DistLibrary extends Library {
   int dist_request_test(Pointer request, IntByReference done);
   int dist_request_wait(Pointer request, long timeoutMs);
   void dist_request_free(Pointer request);
+
+  int dist_strategy_create(Pointer context, StrategyOptionsStruct options, PointerByReference strategy);
+  void dist_strategy_destroy(Pointer strategy);
+  int dist_strategy_kind(Pointer strategy, IntByReference kind);
+  int dist_strategy_num_replicas_in_sync(Pointer strategy, IntByReference count);
+  int dist_strategy_num_local_replicas(Pointer strategy, IntByReference count);
+  int dist_strategy_device(Pointer strategy, int i, PointerByReference device);
+  int dist_strategy_cluster(Pointer strategy, PointerByReference cluster);
+  int dist_strategy_task_type(Pointer strategy, PointerByReference taskType);
+  int dist_strategy_task_id(Pointer strategy, IntByReference taskId);
+  int dist_strategy_worker_index(Pointer strategy, IntByReference index, IntByReference numWorkers);
+  int dist_strategy_run(Pointer strategy, ReplicaFn fn, Pointer userData);
+  int dist_replica_id(Pointer replica, IntByReference id);
+  int dist_replica_num_replicas_in_sync(Pointer replica, IntByReference count);
+  int dist_replica_local_index(Pointer replica, IntByReference index);
+  int dist_replica_strategy(Pointer replica, PointerByReference strategy);
+  int dist_replica_all_reduce(Pointer replica, int op, BufferStruct buffer);
+  int dist_replica_merge_call(Pointer replica, MergeFn fn, Pointer value, Pointer userData);
+  int dist_replica_set_result(Pointer replica, BufferStruct value);
+  int dist_strategy_local_results(Pointer strategy, PointerByReference results, IntByReference count);
+  int dist_strategy_reduce(Pointer strategy, int op, BufferStruct[] values, int numValues, int axis,
+      BufferStruct result);
+  int dist_input_context_create(int numInputPipelines, int inputPipelineId, int numReplicasInSync,
+      PointerByReference input);
+  int dist_strategy_input_context(Pointer strategy, PointerByReference input);
+  void dist_input_context_destroy(Pointer input);
+  int dist_input_context_num_input_pipelines(Pointer input, IntByReference count);
+  int dist_input_context_input_pipeline_id(Pointer input, IntByReference id);
+  int dist_input_context_num_replicas_in_sync(Pointer input, IntByReference count);
+  int dist_input_context_per_replica_batch_size(Pointer input, long globalBatchSize, LongByReference perReplica);
+  int dist_input_context_shard_files(Pointer input, long numFiles, long[] indices, long capacity,
+      LongByReference count);
+  int dist_input_context_shard_range(Pointer input, long total, LongByReference begin, LongByReference count);
+  int dist_strategy_split_batch(Pointer strategy, BufferStruct batch, long rows, BufferStruct[] perReplica,
+      int numPerReplica);
+
+  int dist_variable_create(Pointer strategy, VariableOptionsStruct options, PointerByReference variable);
+  void dist_variable_destroy(Pointer variable);
+  int dist_variable_name(Pointer variable, PointerByReference name);
+  int dist_variable_dtype(Pointer variable, IntByReference dtype);
+  int dist_variable_shape(Pointer variable, PointerByReference shape, IntByReference rank);
+  int dist_variable_count(Pointer variable, LongByReference count);
+  int dist_variable_synchronization(Pointer variable, IntByReference synchronization);
+  int dist_variable_aggregation(Pointer variable, IntByReference aggregation);
+  int dist_variable_read(Pointer variable, Pointer replica, BufferStruct out);
+  int dist_variable_assign(Pointer variable, Pointer replica, BufferStruct value);
+  int dist_variable_assign_add(Pointer variable, Pointer replica, BufferStruct value);
+  int dist_variable_assign_sub(Pointer variable, Pointer replica, BufferStruct value);
+  int dist_variable_num_copies(Pointer variable, IntByReference count);
+  int dist_variable_read_copy(Pointer variable, int i, BufferStruct out);
+
+  int dist_optimizer_create(OptimizerOptionsStruct options, PointerByReference optimizer);
+  void dist_optimizer_destroy(Pointer optimizer);
+  int dist_optimizer_iterations(Pointer optimizer, LongByReference iterations);
+  int dist_strategy_batch_all_reduce(Pointer strategy, int op, BufferStruct[] buffers, SizeT n);
+  int dist_strategy_apply_gradients(Pointer strategy, Pointer[] vars, BufferStruct[] grads, SizeT n,
+      Pointer optimizer);
 }

@@ -148,9 +148,51 @@ public final class NativeBuffer {
 
   DistLibrary.BufferStruct toStruct() {
     DistLibrary.BufferStruct s = new DistLibrary.BufferStruct();
+    fill(s);
+    return s;
+  }
+
+  private void fill(DistLibrary.BufferStruct s) {
     s.data = data;
     s.count = count;
     s.dtype = dtype.value;
-    return s;
+  }
+
+  /** Descriptors of `buffers` in one contiguous native array (a C dist_buffer_t[]). */
+  static DistLibrary.BufferStruct[] structs(NativeBuffer[] buffers) {
+    DistLibrary.BufferStruct[] out =
+        (DistLibrary.BufferStruct[]) new DistLibrary.BufferStruct().toArray(Math.max(1, buffers.length));
+    for (int i = 0; i < buffers.length; i++) {
+      buffers[i].fill(out[i]);
+    }
+    return out;
+  }
+
+  /** `elements` elements of this buffer's memory at `at` (which points into it), sharing its owner. */
+  NativeBuffer view(Pointer at, long elements) {
+    return new NativeBuffer(owner, at == null ? data : at, elements, dtype);
+  }
+
+  /** A native copy of memory the library lends (count elements of dtype at p). */
+  static NativeBuffer copyOf(Pointer p, long count, DType dtype) {
+    NativeBuffer b = allocate(dtype, count);
+    if (count > 0) {
+      b.data.write(0, p.getByteArray(0, (int) (count * dtype.size)), 0, (int) (count * dtype.size));
+    }
+    return b;
+  }
+
+  /** The elements as a new Java array: float[] for F32, double[] for F64, int[] for I32/U32, long[] for I64/U64,
+   * byte[] for I8/U8, short[] for F16/BF16. */
+  public Object toArray() {
+    int n = (int) count;
+    switch (dtype) {
+      case F32: return data.getFloatArray(0, n);
+      case F64: return data.getDoubleArray(0, n);
+      case I32: case U32: return data.getIntArray(0, n);
+      case I64: case U64: return data.getLongArray(0, n);
+      case F16: case BF16: return data.getShortArray(0, n);
+      default: return data.getByteArray(0, n);
+    }
   }
 }

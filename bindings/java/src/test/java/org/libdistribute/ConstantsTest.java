@@ -70,13 +70,52 @@ public class ConstantsTest {
     for (Collective c : Collective.values()) java.put("DIST_COLLECTIVE_" + c.name(), (long) c.value);
     for (DType d : DType.values()) java.put("DIST_DTYPE_" + d.name(), (long) d.value);
     for (Op o : Op.values()) java.put("DIST_OP_" + o.name(), (long) o.value);
+    String[] kinds = {"ONE_DEVICE", "MIRRORED", "MULTI_WORKER_MIRRORED", "CENTRAL_STORAGE"};
+    int[] kindValues = {Strategy.ONE_DEVICE, Strategy.MIRRORED, Strategy.MULTI_WORKER_MIRRORED, Strategy.CENTRAL_STORAGE};
+    for (int i = 0; i < kinds.length; i++) java.put("DIST_STRATEGY_" + kinds[i], (long) kindValues[i]);
+    java.put("DIST_COMMUNICATION_AUTO", (long) Strategy.COMMUNICATION_AUTO);
+    java.put("DIST_COMMUNICATION_RING", (long) Strategy.COMMUNICATION_RING);
+    java.put("DIST_COMMUNICATION_NCCL", (long) Strategy.COMMUNICATION_NCCL);
+    java.put("DIST_STRATEGY_OPT_KIND", Strategy.OPT_KIND);
+    java.put("DIST_STRATEGY_OPT_NUM_CPU_DEVICES", Strategy.OPT_NUM_CPU_DEVICES);
+    java.put("DIST_STRATEGY_OPT_COMMUNICATION", Strategy.OPT_COMMUNICATION);
+    java.put("DIST_STRATEGY_OPT_BYTES_PER_PACK", Strategy.OPT_BYTES_PER_PACK);
+    java.put("DIST_STRATEGY_OPT_TIMEOUT_SECONDS", Strategy.OPT_TIMEOUT_SECONDS);
+    java.put("DIST_STRATEGY_OPT_BIND_THREADS", Strategy.OPT_BIND_THREADS);
+    java.put("DIST_AXIS_NONE", (long) Strategy.AXIS_NONE);
+    java.put("DIST_SYNC_AUTO", (long) Variable.SYNC_AUTO);
+    java.put("DIST_SYNC_ON_WRITE", (long) Variable.SYNC_ON_WRITE);
+    java.put("DIST_SYNC_ON_READ", (long) Variable.SYNC_ON_READ);
+    java.put("DIST_SYNC_NONE", (long) Variable.SYNC_NONE);
+    java.put("DIST_AGGREGATION_NONE", (long) Variable.AGGREGATION_NONE);
+    java.put("DIST_AGGREGATION_SUM", (long) Variable.AGGREGATION_SUM);
+    java.put("DIST_AGGREGATION_MEAN", (long) Variable.AGGREGATION_MEAN);
+    java.put("DIST_AGGREGATION_ONLY_FIRST_REPLICA", (long) Variable.AGGREGATION_ONLY_FIRST_REPLICA);
+    java.put("DIST_VARIABLE_OPT_NAME", Variable.OPT_NAME);
+    java.put("DIST_VARIABLE_OPT_DTYPE", Variable.OPT_DTYPE);
+    java.put("DIST_VARIABLE_OPT_SHAPE", Variable.OPT_SHAPE);
+    java.put("DIST_VARIABLE_OPT_INITIAL_VALUE", Variable.OPT_INITIAL_VALUE);
+    java.put("DIST_VARIABLE_OPT_SYNCHRONIZATION", Variable.OPT_SYNCHRONIZATION);
+    java.put("DIST_VARIABLE_OPT_AGGREGATION", Variable.OPT_AGGREGATION);
+    java.put("DIST_MAX_RANK", (long) Variable.MAX_RANK);
+    java.put("DIST_OPTIMIZER_SGD", (long) Optimizer.SGD);
+    java.put("DIST_OPTIMIZER_MOMENTUM", (long) Optimizer.MOMENTUM);
+    java.put("DIST_OPTIMIZER_ADAM", (long) Optimizer.ADAM);
+    java.put("DIST_OPTIMIZER_OPT_KIND", Optimizer.OPT_KIND);
+    java.put("DIST_OPTIMIZER_OPT_LEARNING_RATE", Optimizer.OPT_LEARNING_RATE);
+    java.put("DIST_OPTIMIZER_OPT_MOMENTUM", Optimizer.OPT_MOMENTUM);
+    java.put("DIST_OPTIMIZER_OPT_NESTEROV", Optimizer.OPT_NESTEROV);
+    java.put("DIST_OPTIMIZER_OPT_BETA_1", Optimizer.OPT_BETA_1);
+    java.put("DIST_OPTIMIZER_OPT_BETA_2", Optimizer.OPT_BETA_2);
+    java.put("DIST_OPTIMIZER_OPT_EPSILON", Optimizer.OPT_EPSILON);
     assertTrue("header parse found " + h.size(), h.size() > 60);
     for (Map.Entry<String, Long> e : java.entrySet()) {
       assertEquals(e.getKey(), h.get(e.getKey()), e.getValue());
     }
     // Every value of the header's enumerations has its Java counterpart.
     for (String name : h.keySet()) {
-      if (name.matches("DIST_(ERR|RESOLVER|ALLREDUCE|COMM_PATH|COLLECTIVE|DTYPE|OP)_\\w+")) {
+      if (name.matches("DIST_(ERR|RESOLVER|ALLREDUCE|COMM_PATH|COLLECTIVE|DTYPE|OP|STRATEGY|COMMUNICATION|SYNC|AGGREGATION"
+          + "|VARIABLE_OPT|OPTIMIZER)_\\w+")) {
         assertTrue(name + " has no Java counterpart", java.containsKey(name));
       }
     }

@@ -41,6 +41,21 @@ public class MultiProcessTest {
     assertEquals(output, 2, output.split("identical on all ranks, correct", -1).length - 1);
   }
 
+  @Test(timeout = 180_000)
+  public void strategyExampleOnTwoRanks() throws Exception {
+    String output = distRun("StrategyTraining", 2);
+    java.util.Set<String> hashes = new java.util.HashSet<>();
+    int lines = 0;
+    for (String line : output.split("\n")) {
+      if (!line.contains("weights sha256")) continue;
+      lines++;
+      assertTrue(line, line.contains("4 replicas in sync") && line.contains("local copies identical, correct"));
+      hashes.add(line.replaceAll(".*sha256 ([0-9a-f]+);.*", "$1"));
+    }
+    assertEquals(output, 2, lines);
+    assertEquals(output, 1, hashes.size());
+  }
+
   @Test(timeout = 360_000)
   public void everyCollectiveAcrossTwoAndThreeProcesses() throws Exception {
     for (int ranks : new int[] {2, 3}) {
