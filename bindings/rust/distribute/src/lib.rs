@@ -46,15 +46,25 @@ mod comm;
 mod context;
 mod dtype;
 mod error;
+mod input;
+mod optimizer;
+mod replica;
 mod request;
+mod strategy;
 mod strings;
+mod variable;
 
 pub use cluster::{resolver_name, Cluster, ClusterOptions, Resolver};
 pub use comm::{AllreduceAlgorithm, Collective, Comm, CommOptions, CommPath};
 pub use context::{Context, ContextOptions};
 pub use dtype::{Element, Op, BF16, F16};
 pub use error::{status_string, Error, Result};
+pub use input::InputContext;
+pub use optimizer::{Optimizer, OptimizerKind};
+pub use replica::Replica;
 pub use request::Request;
+pub use strategy::{Communication, Strategy, StrategyKind, StrategyOptions};
+pub use variable::{Aggregation, Synchronization, Variable, VariableOptions};
 
 /// DIST_VERSION_HEX of the loaded library.
 pub fn version() -> u32 {
