@@ -289,12 +289,21 @@ impl<'ctx> Strategy<'ctx> {
         Variable::create(self, options)
     }
 
-    /// Fused all-reduce: `buffers[r * n + i]` is local replica r's tensor i; every
-    /// replica's tensor i holds the sum (or mean) over all replicas afterwards.
+    /// Fused all-reduce: `buffers[r * n + i]` is local replica r's tensor i (n =
+    /// buffers.len() / local replicas); every replica's tensor i holds the sum (or
+    /// mean) over all replicas afterwards.
     pub fn batch_all_reduce<T: Element>(&self, op: Op, buffers: &mut [&mut [T]]) -> Result<()> {
         let raw: Vec<_> = buffers.iter().map(|b| describe(b.as_ptr(), b.len())).collect();
-        // SAFETY: the buffers are exclusively borrowed for the call.
-        check(unsafe { sys::dist_strategy_batch_all_reduce(self.raw, op.raw(), raw.as_ptr(), raw.len()) })
+        // The library reads local replicas * n descriptors.
+        let replicas = self.num_local_replicas()?.max(1) as usize;
+        if raw.len() % replicas != 0 {
+            return Err(Error::invalid(format!(
+                "batch_all_reduce: {} buffers do not divide among {replicas} local replicas",
+                raw.len()
+            )));
+        }
+        // SAFETY: the buffers are exclusively borrowed for the call; replicas * n descriptors.
+        check(unsafe { sys::dist_strategy_batch_all_reduce(self.raw, op.raw(), raw.as_ptr(), raw.len() / replicas) })
     }
 
     /// Mean-all-reduces the gradients (`grads[r * vars.len() + i]` is local replica

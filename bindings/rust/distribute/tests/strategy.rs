@@ -197,6 +197,8 @@ fn reduce_split_batch_and_batch_all_reduce() {
     let (mut a0, mut a1, mut b0, mut b1) = (vec![1.0f64; 3], vec![2.0f64], vec![3.0f64; 3], vec![4.0f64]);
     strategy.batch_all_reduce(Op::Mean, &mut [&mut a0, &mut a1, &mut b0, &mut b1]).unwrap();
     assert_eq!((a0, a1, b0, b1), (vec![2.0; 3], vec![3.0], vec![2.0; 3], vec![3.0]));
+    let error = strategy.batch_all_reduce(Op::Sum, &mut [&mut [1.0f32][..]]).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT);
 }
 
 #[test]
