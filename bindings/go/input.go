@@ -63,7 +63,9 @@ func (in *InputContext) PerReplicaBatchSize(globalBatchSize int64) (int64, error
 	defer runtime.KeepAlive(in)
 	h := in.core.live()
 	var n C.int64_t
-	err := call(func() C.dist_status_t { return C.dist_input_context_per_replica_batch_size(h, C.int64_t(globalBatchSize), &n) })
+	err := call(func() C.dist_status_t {
+		return C.dist_input_context_per_replica_batch_size(h, C.int64_t(globalBatchSize), &n)
+	})
 	return int64(n), err
 }
 
