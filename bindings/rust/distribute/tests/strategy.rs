@@ -239,3 +239,17 @@ fn input_contexts() {
     assert_eq!((own.num_input_pipelines().unwrap(), own.input_pipeline_id().unwrap()), (1, 0));
     assert_eq!(own.num_replicas_in_sync().unwrap(), 2);
 }
+
+#[test]
+fn a_multi_worker_strategy_over_a_single_process_context() {
+    let cluster = distribute::Cluster::from_json("{}").unwrap();
+    let context = distribute::Context::join(&cluster).unwrap();
+    let options = StrategyOptions { kind: Some(StrategyKind::MultiWorkerMirrored), ..Default::default() };
+    let strategy = Strategy::new(Some(&context), &options).unwrap();
+    assert_eq!(strategy.kind().unwrap(), StrategyKind::MultiWorkerMirrored);
+    assert_eq!(strategy.worker_index().unwrap(), (0, 1));
+    let copy = strategy.cluster().unwrap().expect("the context's cluster");
+    assert_eq!(copy.to_json().unwrap(), cluster.to_json().unwrap());
+    let mut v = strategy.variable::<u8>(&VariableOptions { initial_value: Some(&[7]), ..Default::default() }).unwrap();
+    assert_eq!(v.value().unwrap(), vec![7]);
+}
