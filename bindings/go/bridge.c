@@ -1,3 +1,6 @@
+#include <stdlib.h>
+
+#include "_cgo_export.h"
 #include "dist.h"
 
 dist_status_t go_collective(int kind, dist_comm_t* comm, int has_send, void* send, uint64_t send_count,
@@ -17,4 +20,65 @@ dist_status_t go_collective(int kind, dist_comm_t* comm, int has_send, void* sen
     case GO_BARRIER: return dist_barrier(comm, request);
     default: return DIST_ERR_INTERNAL; /* unreachable: kinds come from collective.go */
   }
+}
+
+static dist_status_t replica_trampoline(dist_replica_context_t* replica, void* user_data) {
+  return goReplicaCall(replica, (uintptr_t)user_data);
+}
+
+dist_status_t go_strategy_run(dist_strategy_t* strategy, uintptr_t handle) {
+  return dist_strategy_run(strategy, replica_trampoline, (void*)handle);
+}
+
+static dist_status_t merge_trampoline(dist_strategy_t* strategy, void* const* values, int32_t num_values,
+                                      void* user_data) {
+  return goMergeCall(strategy, (uintptr_t*)values, num_values, (uintptr_t)user_data);
+}
+
+dist_status_t go_replica_merge_call(dist_replica_context_t* replica, uintptr_t value, uintptr_t handle) {
+  return dist_replica_merge_call(replica, merge_trampoline, (void*)value, (void*)handle);
+}
+
+dist_status_t go_buffer_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, void* data,
+                             uint64_t count, dist_dtype_t dtype, dist_op_t op) {
+  dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
+  switch (kind) {
+    case GO_VAR_READ: return dist_variable_read(variable, replica, &b);
+    case GO_VAR_ASSIGN: return dist_variable_assign(variable, replica, &b);
+    case GO_VAR_ASSIGN_ADD: return dist_variable_assign_add(variable, replica, &b);
+    case GO_VAR_ASSIGN_SUB: return dist_variable_assign_sub(variable, replica, &b);
+    case GO_REPLICA_ALL_REDUCE: return dist_replica_all_reduce(replica, op, &b);
+    case GO_SET_RESULT: return dist_replica_set_result(replica, &b);
+    default: return DIST_ERR_INTERNAL; /* unreachable: kinds come from variable.go and replica.go */
+  }
+}
+
+dist_status_t go_variable_read_copy(const dist_variable_t* variable, int32_t i, void* data, uint64_t count,
+                                    dist_dtype_t dtype) {
+  dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
+  return dist_variable_read_copy(variable, i, &b);
+}
+
+dist_buffer_t* go_buffers_new(size_t n) { return calloc(n ? n : 1, sizeof(dist_buffer_t)); }
+
+void go_buffer_set(dist_buffer_t* buffers, size_t i, void* data, uint64_t count, dist_dtype_t dtype) {
+  dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
+  buffers[i] = b;
+}
+
+dist_status_t go_split_batch(const dist_strategy_t* strategy, void* data, uint64_t count, dist_dtype_t dtype,
+                             uint64_t rows, int64_t* offsets, int64_t* counts, int32_t n) {
+  dist_buffer_t batch = {data, count, dtype, DIST_MEMORY_HOST, NULL};
+  dist_buffer_t* parts = go_buffers_new((size_t)(n > 0 ? n : 0));
+  if (!parts) return DIST_ERR_NO_MEMORY;
+  const dist_status_t status = dist_strategy_split_batch(strategy, &batch, rows, parts, n);
+  if (status == DIST_OK) {
+    /* Byte offsets, not pointers: C keeps no Go pointer and Go receives none. */
+    for (int32_t i = 0; i < n; ++i) {
+      counts[i] = (int64_t)parts[i].count;
+      offsets[i] = parts[i].data && parts[i].count ? (int64_t)((char*)parts[i].data - (char*)data) : 0;
+    }
+  }
+  free(parts);
+  return status;
 }

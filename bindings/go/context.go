@@ -34,7 +34,13 @@ type contextCore struct {
 	handle   *C.dist_context_t
 	world    *commCore
 	children map[*commCore]struct{}
+	// Strategies, variables: closed before the communicators and the context,
+	// which must outlive them.
+	dependents map[dependent]struct{}
 }
+
+// dependent is a handle that needs the context alive.
+type dependent interface{ close() }
 
 // NewContext joins the cluster (dist_context_create); options may be nil.
 // Blocks until every member has connected.
@@ -64,7 +70,7 @@ func NewContext(cluster *Cluster, o *ContextOptions) (*Context, error) {
 	if err := cluster.call(func() C.dist_status_t { return C.dist_context_create(cluster.handle, &raw, &h) }); err != nil {
 		return nil, err
 	}
-	context := &Context{&contextCore{handle: h, children: map[*commCore]struct{}{}}}
+	context := &Context{&contextCore{handle: h, children: map[*commCore]struct{}{}, dependents: map[dependent]struct{}{}}}
 	runtime.SetFinalizer(context, (*Context).Close)
 	return context, nil
 }
@@ -77,11 +83,14 @@ func (c *Context) Close() error {
 
 func (c *contextCore) close() error {
 	c.mu.Lock()
-	handle, children, world := c.handle, c.children, c.world
-	c.handle, c.children = nil, map[*commCore]struct{}{}
+	handle, children, world, dependents := c.handle, c.children, c.world, c.dependents
+	c.handle, c.children, c.dependents = nil, map[*commCore]struct{}{}, map[dependent]struct{}{}
 	c.mu.Unlock()
 	if handle == nil {
 		return nil
+	}
+	for d := range dependents {
+		d.close()
 	}
 	for child := range children {
 		child.close()
@@ -151,4 +160,16 @@ func (c *contextCore) forget(comm *commCore) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.children, comm)
+}
+
+func (c *contextCore) adoptDependent(d dependent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dependents[d] = struct{}{}
+}
+
+func (c *contextCore) forgetDependent(d dependent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.dependents, d)
 }

@@ -21,4 +21,24 @@ dist_status_t go_collective(int kind, dist_comm_t* comm, int has_send, void* sen
                             int has_recv, void* recv, uint64_t recv_count, dist_dtype_t dtype,
                             dist_op_t op, int32_t root, dist_request_t** request);
 
+/* Strategy callbacks: user_data carries a runtime/cgo.Handle (an integer, never a
+ * Go pointer); the trampolines call the exported Go functions of callback.go. */
+dist_status_t go_strategy_run(dist_strategy_t* strategy, uintptr_t handle);
+dist_status_t go_replica_merge_call(dist_replica_context_t* replica, uintptr_t value, uintptr_t handle);
+
+/* Single-buffer calls of replicas and variables, with the descriptor built here. */
+enum { GO_VAR_READ, GO_VAR_ASSIGN, GO_VAR_ASSIGN_ADD, GO_VAR_ASSIGN_SUB, GO_REPLICA_ALL_REDUCE, GO_SET_RESULT };
+dist_status_t go_buffer_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, void* data,
+                             uint64_t count, dist_dtype_t dtype, dist_op_t op);
+dist_status_t go_variable_read_copy(const dist_variable_t* variable, int32_t i, void* data, uint64_t count,
+                                    dist_dtype_t dtype);
+
+/* Descriptor arrays over C memory (data copied in by the caller). */
+dist_buffer_t* go_buffers_new(size_t n);
+void go_buffer_set(dist_buffer_t* buffers, size_t i, void* data, uint64_t count, dist_dtype_t dtype);
+
+/* dist_strategy_split_batch, answered as element offsets into the batch. */
+dist_status_t go_split_batch(const dist_strategy_t* strategy, void* data, uint64_t count, dist_dtype_t dtype,
+                             uint64_t rows, int64_t* offsets, int64_t* counts, int32_t n);
+
 #endif

@@ -185,5 +185,30 @@ fn rust_side(text: &str) -> String {
         r += "        ]),\n";
     }
     r += "    ]\n}\n";
+    r += "/// Each exported function coerced to a function pointer with the header's number of\n";
+    r += "/// parameters: a missing declaration or a wrong arity is a compile error.\n";
+    r += "pub fn rust_functions() -> Vec<(&'static str, usize)> {\n    vec![\n";
+    for (name, arity) in functions(text) {
+        let params = vec!["_"; arity].join(", ");
+        r += &format!("        {{ let _f: unsafe extern \"C\" fn({params}) -> _ = distribute_sys::{name}; (\"{name}\", {arity}) }},\n");
+    }
+    r += "    ]\n}\n";
     r
+}
+
+/// (name, number of parameters) of every DIST_EXPORT function.
+fn functions(text: &str) -> Vec<(String, usize)> {
+    let text = strip_comments(text);
+    let mut found = Vec::new();
+    for declaration in text.split("DIST_EXPORT").skip(1) {
+        let Some(open) = declaration.find('(') else { continue };
+        let Some(close) = declaration.find(')') else { continue };
+        let head = &declaration[..open];
+        let name = head.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty());
+        let Some(name) = name.filter(|n| n.starts_with("dist_")) else { continue };
+        let params = declaration[open + 1..close].trim();
+        let arity = if params.is_empty() || params == "void" { 0 } else { params.split(',').count() };
+        found.push((name.to_string(), arity));
+    }
+    found
 }

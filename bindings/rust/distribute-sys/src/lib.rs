@@ -47,7 +47,17 @@ macro_rules! opaque {
         }
     )*};
 }
-opaque!(dist_cluster_t, dist_context_t, dist_comm_t, dist_request_t);
+opaque!(
+    dist_cluster_t,
+    dist_context_t,
+    dist_comm_t,
+    dist_request_t,
+    dist_strategy_t,
+    dist_replica_context_t,
+    dist_input_context_t,
+    dist_variable_t,
+    dist_optimizer_t
+);
 
 // ---- Cluster resolution -----------------------------------------------------
 pub type dist_resolver_kind_t = i32;
@@ -184,6 +194,113 @@ pub struct dist_buffer_t {
     pub stream: *mut c_void,
 }
 
+// ---- Strategies -------------------------------------------------------------
+pub type dist_strategy_kind_t = i32;
+pub const DIST_STRATEGY_ONE_DEVICE: dist_strategy_kind_t = 0;
+pub const DIST_STRATEGY_MIRRORED: dist_strategy_kind_t = 1;
+pub const DIST_STRATEGY_MULTI_WORKER_MIRRORED: dist_strategy_kind_t = 2;
+pub const DIST_STRATEGY_CENTRAL_STORAGE: dist_strategy_kind_t = 3;
+
+pub type dist_communication_t = i32;
+pub const DIST_COMMUNICATION_AUTO: dist_communication_t = 0;
+pub const DIST_COMMUNICATION_RING: dist_communication_t = 1;
+pub const DIST_COMMUNICATION_NCCL: dist_communication_t = 2;
+
+pub const DIST_STRATEGY_OPT_KIND: u64 = 1 << 0;
+pub const DIST_STRATEGY_OPT_NUM_CPU_DEVICES: u64 = 1 << 1;
+pub const DIST_STRATEGY_OPT_COMMUNICATION: u64 = 1 << 2;
+pub const DIST_STRATEGY_OPT_BYTES_PER_PACK: u64 = 1 << 3;
+pub const DIST_STRATEGY_OPT_TIMEOUT_SECONDS: u64 = 1 << 4;
+pub const DIST_STRATEGY_OPT_BIND_THREADS: u64 = 1 << 5;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct dist_strategy_options_t {
+    pub field_mask: u64,
+    pub kind: dist_strategy_kind_t,
+    pub num_cpu_devices: i32,
+    pub communication: dist_communication_t,
+    pub bytes_per_pack: u64,
+    pub timeout_seconds: f64,
+    pub bind_threads: i32,
+}
+
+pub type dist_replica_fn_t = Option<unsafe extern "C" fn(replica: *mut dist_replica_context_t, user_data: *mut c_void) -> dist_status_t>;
+pub type dist_merge_fn_t = Option<
+    unsafe extern "C" fn(strategy: *mut dist_strategy_t, values: *const *mut c_void, num_values: i32, user_data: *mut c_void) -> dist_status_t,
+>;
+
+pub const DIST_AXIS_NONE: i32 = -1;
+
+// ---- Distributed variables --------------------------------------------------
+pub type dist_synchronization_t = i32;
+pub const DIST_SYNC_AUTO: dist_synchronization_t = 0;
+pub const DIST_SYNC_ON_WRITE: dist_synchronization_t = 1;
+pub const DIST_SYNC_ON_READ: dist_synchronization_t = 2;
+pub const DIST_SYNC_NONE: dist_synchronization_t = 3;
+
+pub type dist_aggregation_t = i32;
+pub const DIST_AGGREGATION_NONE: dist_aggregation_t = 0;
+pub const DIST_AGGREGATION_SUM: dist_aggregation_t = 1;
+pub const DIST_AGGREGATION_MEAN: dist_aggregation_t = 2;
+pub const DIST_AGGREGATION_ONLY_FIRST_REPLICA: dist_aggregation_t = 3;
+
+pub const DIST_VARIABLE_OPT_NAME: u64 = 1 << 0;
+pub const DIST_VARIABLE_OPT_DTYPE: u64 = 1 << 1;
+pub const DIST_VARIABLE_OPT_SHAPE: u64 = 1 << 2;
+pub const DIST_VARIABLE_OPT_INITIAL_VALUE: u64 = 1 << 3;
+pub const DIST_VARIABLE_OPT_SYNCHRONIZATION: u64 = 1 << 4;
+pub const DIST_VARIABLE_OPT_AGGREGATION: u64 = 1 << 5;
+
+pub const DIST_MAX_RANK: i32 = 8;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct dist_variable_options_t {
+    pub field_mask: u64,
+    pub name: *const c_char,
+    pub dtype: dist_dtype_t,
+    pub shape: *const i64,
+    pub rank: i32,
+    pub initial_value: *const c_void,
+    pub synchronization: dist_synchronization_t,
+    pub aggregation: dist_aggregation_t,
+}
+
+// ---- Optimizers -------------------------------------------------------------
+pub type dist_optimizer_kind_t = i32;
+pub const DIST_OPTIMIZER_SGD: dist_optimizer_kind_t = 0;
+pub const DIST_OPTIMIZER_MOMENTUM: dist_optimizer_kind_t = 1;
+pub const DIST_OPTIMIZER_ADAM: dist_optimizer_kind_t = 2;
+
+pub const DIST_OPTIMIZER_OPT_KIND: u64 = 1 << 0;
+pub const DIST_OPTIMIZER_OPT_LEARNING_RATE: u64 = 1 << 1;
+pub const DIST_OPTIMIZER_OPT_MOMENTUM: u64 = 1 << 2;
+pub const DIST_OPTIMIZER_OPT_NESTEROV: u64 = 1 << 3;
+pub const DIST_OPTIMIZER_OPT_BETA_1: u64 = 1 << 4;
+pub const DIST_OPTIMIZER_OPT_BETA_2: u64 = 1 << 5;
+pub const DIST_OPTIMIZER_OPT_EPSILON: u64 = 1 << 6;
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct dist_optimizer_options_t {
+    pub field_mask: u64,
+    pub kind: dist_optimizer_kind_t,
+    pub learning_rate: f64,
+    pub momentum: f64,
+    pub nesterov: i32,
+    pub beta_1: f64,
+    pub beta_2: f64,
+    pub epsilon: f64,
+}
+
+impl Default for dist_variable_options_t {
+    fn default() -> Self {
+        // SAFETY: integers and raw pointers, all-zero as DIST_VARIABLE_OPTIONS_INIT.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
 impl Default for dist_cluster_options_t {
     fn default() -> Self {
         // SAFETY: every field is an integer or a raw pointer, for which all-zero is valid
@@ -302,4 +419,122 @@ extern "C" {
     pub fn dist_request_test(request: *mut dist_request_t, done: *mut i32) -> dist_status_t;
     pub fn dist_request_wait(request: *mut dist_request_t, timeout_ms: i64) -> dist_status_t;
     pub fn dist_request_free(request: *mut dist_request_t);
+
+    pub fn dist_strategy_create(
+        context: *mut dist_context_t,
+        options: *const dist_strategy_options_t,
+        strategy: *mut *mut dist_strategy_t,
+    ) -> dist_status_t;
+    pub fn dist_strategy_destroy(strategy: *mut dist_strategy_t);
+    pub fn dist_strategy_kind(strategy: *const dist_strategy_t, kind: *mut dist_strategy_kind_t) -> dist_status_t;
+    pub fn dist_strategy_num_replicas_in_sync(strategy: *const dist_strategy_t, count: *mut i32) -> dist_status_t;
+    pub fn dist_strategy_num_local_replicas(strategy: *const dist_strategy_t, count: *mut i32) -> dist_status_t;
+    pub fn dist_strategy_device(strategy: *const dist_strategy_t, i: i32, device: *mut *const c_char) -> dist_status_t;
+    pub fn dist_strategy_cluster(strategy: *const dist_strategy_t, cluster: *mut *const dist_cluster_t) -> dist_status_t;
+    pub fn dist_strategy_task_type(strategy: *const dist_strategy_t, task_type: *mut *const c_char) -> dist_status_t;
+    pub fn dist_strategy_task_id(strategy: *const dist_strategy_t, task_id: *mut i32) -> dist_status_t;
+    pub fn dist_strategy_worker_index(strategy: *const dist_strategy_t, index: *mut i32, num_workers: *mut i32) -> dist_status_t;
+
+    pub fn dist_strategy_run(strategy: *mut dist_strategy_t, fn_: dist_replica_fn_t, user_data: *mut c_void) -> dist_status_t;
+    pub fn dist_replica_id(replica: *const dist_replica_context_t, id: *mut i32) -> dist_status_t;
+    pub fn dist_replica_num_replicas_in_sync(replica: *const dist_replica_context_t, count: *mut i32) -> dist_status_t;
+    pub fn dist_replica_local_index(replica: *const dist_replica_context_t, index: *mut i32) -> dist_status_t;
+    pub fn dist_replica_strategy(replica: *const dist_replica_context_t, strategy: *mut *mut dist_strategy_t) -> dist_status_t;
+    pub fn dist_replica_all_reduce(replica: *mut dist_replica_context_t, op: dist_op_t, buffer: *const dist_buffer_t) -> dist_status_t;
+    pub fn dist_replica_merge_call(
+        replica: *mut dist_replica_context_t,
+        fn_: dist_merge_fn_t,
+        value: *mut c_void,
+        user_data: *mut c_void,
+    ) -> dist_status_t;
+    pub fn dist_replica_set_result(replica: *mut dist_replica_context_t, value: *const dist_buffer_t) -> dist_status_t;
+    pub fn dist_strategy_local_results(
+        strategy: *const dist_strategy_t,
+        results: *mut *const dist_buffer_t,
+        count: *mut i32,
+    ) -> dist_status_t;
+    pub fn dist_strategy_reduce(
+        strategy: *mut dist_strategy_t,
+        op: dist_op_t,
+        values: *const dist_buffer_t,
+        num_values: i32,
+        axis: i32,
+        result: *const dist_buffer_t,
+    ) -> dist_status_t;
+
+    pub fn dist_input_context_create(
+        num_input_pipelines: i32,
+        input_pipeline_id: i32,
+        num_replicas_in_sync: i32,
+        input: *mut *mut dist_input_context_t,
+    ) -> dist_status_t;
+    pub fn dist_strategy_input_context(strategy: *const dist_strategy_t, input: *mut *mut dist_input_context_t) -> dist_status_t;
+    pub fn dist_input_context_destroy(input: *mut dist_input_context_t);
+    pub fn dist_input_context_num_input_pipelines(input: *const dist_input_context_t, count: *mut i32) -> dist_status_t;
+    pub fn dist_input_context_input_pipeline_id(input: *const dist_input_context_t, id: *mut i32) -> dist_status_t;
+    pub fn dist_input_context_num_replicas_in_sync(input: *const dist_input_context_t, count: *mut i32) -> dist_status_t;
+    pub fn dist_input_context_per_replica_batch_size(
+        input: *const dist_input_context_t,
+        global_batch_size: i64,
+        per_replica: *mut i64,
+    ) -> dist_status_t;
+    pub fn dist_input_context_shard_files(
+        input: *const dist_input_context_t,
+        num_files: i64,
+        indices: *mut i64,
+        capacity: i64,
+        count: *mut i64,
+    ) -> dist_status_t;
+    pub fn dist_input_context_shard_range(
+        input: *const dist_input_context_t,
+        total: i64,
+        begin: *mut i64,
+        count: *mut i64,
+    ) -> dist_status_t;
+    pub fn dist_strategy_split_batch(
+        strategy: *const dist_strategy_t,
+        batch: *const dist_buffer_t,
+        rows: u64,
+        per_replica: *mut dist_buffer_t,
+        num_per_replica: i32,
+    ) -> dist_status_t;
+
+    pub fn dist_variable_create(
+        strategy: *mut dist_strategy_t,
+        options: *const dist_variable_options_t,
+        variable: *mut *mut dist_variable_t,
+    ) -> dist_status_t;
+    pub fn dist_variable_destroy(variable: *mut dist_variable_t);
+    pub fn dist_variable_name(variable: *const dist_variable_t, name: *mut *const c_char) -> dist_status_t;
+    pub fn dist_variable_dtype(variable: *const dist_variable_t, dtype: *mut dist_dtype_t) -> dist_status_t;
+    pub fn dist_variable_shape(variable: *const dist_variable_t, shape: *mut *const i64, rank: *mut i32) -> dist_status_t;
+    pub fn dist_variable_count(variable: *const dist_variable_t, count: *mut u64) -> dist_status_t;
+    pub fn dist_variable_synchronization(variable: *const dist_variable_t, synchronization: *mut dist_synchronization_t) -> dist_status_t;
+    pub fn dist_variable_aggregation(variable: *const dist_variable_t, aggregation: *mut dist_aggregation_t) -> dist_status_t;
+    pub fn dist_variable_read(variable: *mut dist_variable_t, replica: *mut dist_replica_context_t, out: *const dist_buffer_t) -> dist_status_t;
+    pub fn dist_variable_assign(variable: *mut dist_variable_t, replica: *mut dist_replica_context_t, value: *const dist_buffer_t) -> dist_status_t;
+    pub fn dist_variable_assign_add(
+        variable: *mut dist_variable_t,
+        replica: *mut dist_replica_context_t,
+        value: *const dist_buffer_t,
+    ) -> dist_status_t;
+    pub fn dist_variable_assign_sub(
+        variable: *mut dist_variable_t,
+        replica: *mut dist_replica_context_t,
+        value: *const dist_buffer_t,
+    ) -> dist_status_t;
+    pub fn dist_variable_num_copies(variable: *const dist_variable_t, count: *mut i32) -> dist_status_t;
+    pub fn dist_variable_read_copy(variable: *const dist_variable_t, i: i32, out: *const dist_buffer_t) -> dist_status_t;
+
+    pub fn dist_optimizer_create(options: *const dist_optimizer_options_t, optimizer: *mut *mut dist_optimizer_t) -> dist_status_t;
+    pub fn dist_optimizer_destroy(optimizer: *mut dist_optimizer_t);
+    pub fn dist_optimizer_iterations(optimizer: *const dist_optimizer_t, iterations: *mut i64) -> dist_status_t;
+    pub fn dist_strategy_batch_all_reduce(strategy: *mut dist_strategy_t, op: dist_op_t, buffers: *const dist_buffer_t, n: usize) -> dist_status_t;
+    pub fn dist_strategy_apply_gradients(
+        strategy: *mut dist_strategy_t,
+        vars: *const *mut dist_variable_t,
+        grads: *const dist_buffer_t,
+        n: usize,
+        optimizer: *mut dist_optimizer_t,
+    ) -> dist_status_t;
 }

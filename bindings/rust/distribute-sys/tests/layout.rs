@@ -29,6 +29,9 @@ fn every_struct_matches_the_header() {
     let rust = rust_structs();
     assert_eq!(rust.len(), C_STRUCTS.len());
     assert!(C_STRUCTS.len() >= 4);
+    for name in ["dist_strategy_options_t", "dist_variable_options_t", "dist_optimizer_options_t"] {
+        assert!(C_STRUCTS.iter().any(|s| s.0 == name), "{name} not probed");
+    }
     for ((c_name, c_size, c_align, c_fields), (name, size, align, fields)) in C_STRUCTS.iter().zip(&rust) {
         assert_eq!(c_name, name);
         assert_eq!((*c_size, *c_align), (*size, *align), "size/alignment of {name}");
@@ -43,4 +46,16 @@ fn every_struct_matches_the_header() {
 fn the_linked_library_is_this_header_s() {
     // SAFETY: no arguments; returns a number.
     assert_eq!(unsafe { distribute_sys::dist_version() }, distribute_sys::DIST_VERSION_HEX);
+}
+
+#[test]
+fn every_function_is_declared_with_the_header_s_arity() {
+    let declared = rust_functions();
+    // The C API has grown past its collectives: strategies, variables, optimizers.
+    assert!(declared.len() > 90, "the probe found only {} functions", declared.len());
+    for name in ["dist_strategy_run", "dist_replica_merge_call", "dist_strategy_apply_gradients", "dist_variable_create"] {
+        assert!(declared.iter().any(|(n, _)| *n == name), "{name} not found in the header");
+    }
+    let (_, arity) = declared.iter().find(|(n, _)| *n == "dist_strategy_apply_gradients").unwrap();
+    assert_eq!(*arity, 5);
 }

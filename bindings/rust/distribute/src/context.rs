@@ -69,6 +69,10 @@ impl Context {
         Ok(Context { raw, world_taken: AtomicBool::new(false) })
     }
 
+    pub fn as_raw(&self) -> *mut sys::dist_context_t {
+        self.raw
+    }
+
     /// Joins with the default options.
     pub fn join(cluster: &Cluster) -> Result<Context> {
         Context::new(cluster, &ContextOptions::default())

@@ -6,7 +6,7 @@ use crate::sys;
 ///
 /// # Safety
 /// `DTYPE` must describe the type's in-memory representation exactly.
-pub unsafe trait Element: Copy + Send + 'static {
+pub unsafe trait Element: Copy + Send + Sync + 'static {
     const DTYPE: sys::dist_dtype_t;
 }
 

@@ -22,6 +22,11 @@ impl Error {
         Error { status, message }
     }
 
+    /// An error with the given status and message (a callback's, reported with its replica).
+    pub(crate) fn new(status: i32, message: impl Into<String>) -> Error {
+        Error { status, message: message.into() }
+    }
+
     /// An error found by the binding before calling C (same shape as the library's).
     pub(crate) fn invalid(message: impl Into<String>) -> Error {
         Error { status: sys::DIST_ERR_INVALID_ARGUMENT, message: message.into() }

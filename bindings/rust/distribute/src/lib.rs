@@ -39,6 +39,26 @@
 //! };
 //! # Ok(()) }
 //! ```
+//! A strategy moved to another thread (its creating thread is its cross-replica context):
+//! ```compile_fail,E0277
+//! fn send<T: Send>(_: T) {}
+//! # fn f(strategy: distribute::Strategy<'_>) {
+//! send(strategy);
+//! # }
+//! ```
+//! A replica function that is not Sync (it runs on several threads at once):
+//! ```compile_fail,E0277
+//! # fn f(strategy: &distribute::Strategy<'_>) -> distribute::Result<()> {
+//! let count = std::cell::Cell::new(0);
+//! strategy.run(|_| { count.set(count.get() + 1); Ok(()) })?;
+//! # Ok(()) }
+//! ```
+//! A cross-replica variable call inside a run that shares the variable:
+//! ```compile_fail,E0596
+//! # fn f(strategy: &distribute::Strategy<'_>, v: &mut distribute::Variable<'_, f32>) -> distribute::Result<()> {
+//! strategy.run(|_| v.assign(&[1.0]))?;
+//! # Ok(()) }
+//! ```
 pub use distribute_sys as sys;
 
 mod cluster;
@@ -46,15 +66,25 @@ mod comm;
 mod context;
 mod dtype;
 mod error;
+mod input;
+mod optimizer;
+mod replica;
 mod request;
+mod strategy;
 mod strings;
+mod variable;
 
 pub use cluster::{resolver_name, Cluster, ClusterOptions, Resolver};
 pub use comm::{AllreduceAlgorithm, Collective, Comm, CommOptions, CommPath};
 pub use context::{Context, ContextOptions};
 pub use dtype::{Element, Op, BF16, F16};
 pub use error::{status_string, Error, Result};
+pub use input::InputContext;
+pub use optimizer::{Optimizer, OptimizerKind};
+pub use replica::Replica;
 pub use request::Request;
+pub use strategy::{Communication, Strategy, StrategyKind, StrategyOptions};
+pub use variable::{Aggregation, Synchronization, Variable, VariableOptions};
 
 /// DIST_VERSION_HEX of the loaded library.
 pub fn version() -> u32 {

@@ -33,6 +33,13 @@ fn allreduce_example_on_two_ranks() {
 }
 
 #[test]
+fn strategy_example_on_two_ranks() {
+    let stdout = dist_run("strategy", 2);
+    assert!(stdout.contains("rank 0 of 2: 4 replicas") && stdout.contains("rank 1 of 2: 4 replicas"), "{stdout}");
+    assert_eq!(stdout.matches("identical on all ranks, correct").count(), 2, "{stdout}");
+}
+
+#[test]
 fn every_collective_across_two_and_three_processes() {
     for ranks in [2, 3] {
         let stdout = dist_run("every_collective", ranks);
