@@ -150,3 +150,15 @@ OPTIMIZER_OPT_NESTEROV = 1 << 3
 OPTIMIZER_OPT_BETA_1 = 1 << 4
 OPTIMIZER_OPT_BETA_2 = 1 << 5
 OPTIMIZER_OPT_EPSILON = 1 << 6
+
+# Parameter server and checkpoint option bits (the server and checkpoint
+# functions themselves are not bound yet: bindings/coverage_exceptions.txt).
+SERVER_OPT_ADDRESS = 1 << 0
+SERVER_OPT_TOKEN = 1 << 1
+SERVER_OPT_TOKEN_FILE = 1 << 2
+SERVER_OPT_CHECKPOINT_DIR = 1 << 3
+SERVER_OPT_IO_TIMEOUT_MS = 1 << 4
+SERVER_OPT_LOG = 1 << 5
+CHECKPOINT_OPT_TOKEN = 1 << 0
+CHECKPOINT_OPT_TOKEN_FILE = 1 << 1
+CHECKPOINT_OPT_TIMEOUT_MS = 1 << 2
