@@ -240,7 +240,10 @@ DIST_EXPORT dist_status_t dist_cluster_cuda_visible_devices(const dist_cluster_t
 DIST_EXPORT dist_status_t dist_cluster_to_json(const dist_cluster_t* cluster, char** json) {
   return call_guarded(__func__, [&] {
     require(cluster, "cluster");
-    *require(json, "json") = dist::copy_for_caller(dist::dump_json(cluster->resolved.to_json()));
+    // Checked before the copy: in `*require(...) = copy` C++17 evaluates the
+    // right side first, so a NULL json would leak the copy.
+    require(json, "json");
+    *json = dist::copy_for_caller(dist::dump_json(cluster->resolved.to_json()));
   });
 }
 
