@@ -281,7 +281,7 @@ static void test_every_op_i8(void** state) {
   every_op_with(&i8);
 }
 
-/* all_reduce, the one bench/run compares, in every dtype of the C API. */
+/* all_reduce, the one bench/compare compares, in every dtype of the C API. */
 static void test_all_reduce_every_dtype(void** state) {
   static const dtype_case dtypes[] = {{"u8", 1},  {"i32", 4}, {"u32", 4}, {"i64", 8},
                                       {"u64", 8}, {"f16", 2}, {"f64", 8}};
@@ -298,7 +298,7 @@ static void test_barrier_is_one_row(void** state) {
   check_csv("barrier", 4, NULL);
 }
 
-/* bench/run's command line: the older flag names, a forced algorithm, a label. */
+/* bench/compare's command line: the older flag names, a forced algorithm, a label. */
 static void test_bench_run_flags(void** state) {
   (void)state;
   run_tool("-n", "2", "--csv", "--collective", "all_reduce", "--algorithm", "ring", "--variant", "allreduce/ring",
