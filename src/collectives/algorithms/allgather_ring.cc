@@ -9,17 +9,11 @@ void allgather_ring(Channel& channel, const void* send, void* recv, size_t count
                     const AlgorithmOptions& options) {
   const Payload payload(dtype, ReduceOp::SUM, options);
   const int n = channel.size();
-  const int rank = channel.rank();
-  void* own_block = payload.at(recv, static_cast<size_t>(rank) * count);
+  void* own_block = payload.at(recv, static_cast<size_t>(channel.rank()) * count);
   if (send != recv) payload.copy(own_block, send, count);
   if (n == 1) return;
 
-  RingGeometry ring;
-  ring.size = n;
-  ring.position = rank;
-  ring.previous = (rank + n - 1) % n;
-  ring.next = (rank + 1) % n;
-  ring.blocks = BlockLayout(count * static_cast<size_t>(n), n);  // n blocks of exactly `count`
+  const RingGeometry ring = ring_in_rank_order(channel, BlockLayout(count * static_cast<size_t>(n), n));  // n blocks of exactly `count`
   RingPasses passes;
   passes.all_gather = true;
   passes.output = recv;

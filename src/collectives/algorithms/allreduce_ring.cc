@@ -9,17 +9,11 @@ void allreduce_ring(Channel& channel, const void* send, void* recv, size_t count
                     const AlgorithmOptions& options) {
   const Payload payload(dtype, op, options);
   const int n = channel.size();
-  const int rank = channel.rank();
   if (n == 1) {
     payload.copy(recv, send, count);
     return;
   }
-  RingGeometry ring;
-  ring.size = n;
-  ring.position = rank;
-  ring.previous = (rank + n - 1) % n;
-  ring.next = (rank + 1) % n;
-  ring.blocks = BlockLayout(count, n);
+  const RingGeometry ring = ring_in_rank_order(channel, BlockLayout(count, n));
 
   // The reduced block goes straight to its place in `recv`, from where the
   // all-gather pass forwards it. In place this overwrites the rank's own input
@@ -28,7 +22,7 @@ void allreduce_ring(Channel& channel, const void* send, void* recv, size_t count
   passes.reduce_scatter = true;
   passes.all_gather = true;
   passes.input = send;
-  passes.reduced_block = payload.at(recv, ring.blocks.offset(rank));
+  passes.reduced_block = payload.at(recv, ring.blocks.offset(ring.position));
   passes.output = recv;
   run_ring(channel, ring, passes, payload);
 }

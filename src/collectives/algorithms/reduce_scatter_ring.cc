@@ -9,17 +9,11 @@ void reduce_scatter_ring(Channel& channel, const void* send, void* recv, size_t 
                          const AlgorithmOptions& options) {
   const Payload payload(dtype, op, options);
   const int n = channel.size();
-  const int rank = channel.rank();
   if (n == 1) {
     payload.copy(recv, send, count);
     return;
   }
-  RingGeometry ring;
-  ring.size = n;
-  ring.position = rank;
-  ring.previous = (rank + n - 1) % n;
-  ring.next = (rank + 1) % n;
-  ring.blocks = BlockLayout(count * static_cast<size_t>(n), n);  // n blocks of exactly `count`
+  const RingGeometry ring = ring_in_rank_order(channel, BlockLayout(count * static_cast<size_t>(n), n));  // n blocks of exactly `count`
   // In place the result overwrites input block 0 chunk by chunk; each chunk's
   // input is fully used by then, because the pass runs chunk-major.
   RingPasses passes;

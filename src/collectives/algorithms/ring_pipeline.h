@@ -38,6 +38,17 @@ struct RingGeometry {
   BlockLayout blocks{0, 1};
 };
 
+// The ring in channel rank order: position = rank, neighbours rank -/+ 1.
+inline RingGeometry ring_in_rank_order(const Channel& channel, BlockLayout blocks) {
+  RingGeometry ring;
+  ring.size = channel.size();
+  ring.position = channel.rank();
+  ring.previous = (ring.position + ring.size - 1) % ring.size;
+  ring.next = (ring.position + 1) % ring.size;
+  ring.blocks = blocks;
+  return ring;
+}
+
 struct RingPasses {
   bool reduce_scatter = false;
   bool all_gather = false;
