@@ -573,6 +573,21 @@ DIST_EXPORT void dist_request_free(dist_request_t* request);
  *   CENTRAL_STORAGE        one process; ON_WRITE variables are held once on the
  *                          host, computation is replicated on the local devices
  *                          and updates are aggregated before they are applied.
+ *   PARAMETER_SERVER       tf.distribute's ParameterServerStrategy: variables live
+ *                          on the tasks of the cluster's "ps" job (standard
+ *                          servers: dist-server or dist_server_start), every
+ *                          read and update is a request to them. Workers run
+ *                          independently, asynchronously to each other: no
+ *                          cross-worker collective, num_replicas_in_sync =
+ *                          local replicas (default 1). The cluster is the
+ *                          context's, else options.cluster; the token is
+ *                          options.token / token_file, else DIST_CLUSTER_TOKEN,
+ *                          else DIST_CLUSTER_TOKEN_FILE. Servers are connected
+ *                          when first used; a server that is down or dies fails
+ *                          the calls that need it with DIST_ERR_UNAVAILABLE or
+ *                          DIST_ERR_PEER_FAILED naming it ("parameter server
+ *                          ps:1 (host:port) ..."), and the next call reconnects
+ *                          once it is back at the same address.
  *
  * Replicas are numbered in the sync group worker-major: replica id =
  * worker rank * local replicas + local index. "Cross-replica context" is the
@@ -602,6 +617,7 @@ typedef int32_t dist_strategy_kind_t;
 #define DIST_STRATEGY_MIRRORED              1
 #define DIST_STRATEGY_MULTI_WORKER_MIRRORED 2
 #define DIST_STRATEGY_CENTRAL_STORAGE       3
+#define DIST_STRATEGY_PARAMETER_SERVER      4
 
 /* Cross-worker communication (TF's CommunicationImplementation). NCCL needs
  * device buffers, which the collectives do not take yet: asking for it is
@@ -617,6 +633,9 @@ typedef int32_t dist_communication_t;
 #define DIST_STRATEGY_OPT_BYTES_PER_PACK  (1ull << 3)
 #define DIST_STRATEGY_OPT_TIMEOUT_SECONDS (1ull << 4)
 #define DIST_STRATEGY_OPT_BIND_THREADS    (1ull << 5)
+#define DIST_STRATEGY_OPT_CLUSTER         (1ull << 6)
+#define DIST_STRATEGY_OPT_TOKEN           (1ull << 7)
+#define DIST_STRATEGY_OPT_TOKEN_FILE      (1ull << 8)
 
 typedef struct dist_strategy_options {
   uint64_t field_mask;
@@ -637,6 +656,14 @@ typedef struct dist_strategy_options {
    * schedules them; better on a machine shared with other jobs). Needs hwloc
    * (DIST_ERR_UNSUPPORTED without it). */
   int32_t bind_threads;
+  /* PARAMETER_SERVER: the cluster whose "ps" job holds the variables, when
+   * there is no context (borrowed; it must outlive the strategy). With a
+   * context, the context's cluster is used and this must be unset. */
+  const dist_cluster_t* cluster;
+  /* PARAMETER_SERVER: the cluster token the servers expect, or a file holding
+   * it; default DIST_CLUSTER_TOKEN, then DIST_CLUSTER_TOKEN_FILE. */
+  const char* token;
+  const char* token_file;
 } dist_strategy_options_t;
 
 #ifdef __cplusplus
@@ -646,7 +673,9 @@ typedef struct dist_strategy_options {
 #endif
 
 /* Creates a strategy. context may be NULL for every kind (a single worker);
- * MULTI_WORKER_MIRRORED with a context is collective over its world. */
+ * MULTI_WORKER_MIRRORED with a context is collective over its world.
+ * PARAMETER_SERVER needs a cluster with a "ps" job (context or options.cluster)
+ * and a cluster token; it is not collective. */
 DIST_EXPORT dist_status_t dist_strategy_create(dist_context_t* context,
                                                const dist_strategy_options_t* options,
                                                dist_strategy_t** strategy);
@@ -662,14 +691,16 @@ DIST_EXPORT dist_status_t dist_strategy_num_local_replicas(const dist_strategy_t
 /* The i-th local device, "/job:worker/replica:0/task:1/device:CPU:0" (borrowed). */
 DIST_EXPORT dist_status_t dist_strategy_device(const dist_strategy_t* strategy, int32_t i,
                                                const char** device);
-/* The cluster of the strategy's context (borrowed), NULL without a context. */
+/* The cluster of the strategy's context, or PARAMETER_SERVER's options.cluster
+ * (borrowed); NULL without either. */
 DIST_EXPORT dist_status_t dist_strategy_cluster(const dist_strategy_t* strategy,
                                                 const dist_cluster_t** cluster);
 /* This worker's task type ("worker", "chief"; NULL alone) and id (-1 alone). */
 DIST_EXPORT dist_status_t dist_strategy_task_type(const dist_strategy_t* strategy,
                                                   const char** task_type);
 DIST_EXPORT dist_status_t dist_strategy_task_id(const dist_strategy_t* strategy, int32_t* task_id);
-/* This worker's index among the workers (the context rank; 0 alone) and their count. */
+/* This worker's index among the workers (the context rank; 0 alone) and their
+ * count (PARAMETER_SERVER too, though its workers do not sync). */
 DIST_EXPORT dist_status_t dist_strategy_worker_index(const dist_strategy_t* strategy,
                                                      int32_t* index, int32_t* num_workers);
 
@@ -821,6 +852,21 @@ DIST_EXPORT dist_status_t dist_strategy_split_batch(const dist_strategy_t* strat
  * Creation is collective: the chief's (worker 0's) initial value is broadcast so
  * every worker starts identical. Replica-context assign* is collective for
  * ON_WRITE variables (every local replica, every worker).
+ *
+ * Under PARAMETER_SERVER a variable (AUTO/ON_WRITE; ON_READ is refused) lives
+ * on the ps tasks, split into shards by rows (its first dimension) when a
+ * partitioner is set, shards placed round robin over the servers in creation
+ * order. Every worker that creates the same variables in the same order places
+ * them alike; creation is not collective: the first creation of a name on the
+ * servers sets its initial value, later ones (other workers, or retries) find
+ * it there and leave it. Names are therefore the variables' identities. Each
+ * read pulls every shard into the caller's buffer (all shards in flight
+ * together); each assign* is applied on the servers as it is made, in replica
+ * context as in cross-replica context (no aggregation across replicas: N
+ * assign_add calls add N values). Updates from several workers are applied
+ * atomically per shard, in arrival order. There are no local copies
+ * (dist_variable_num_copies is 0). dist_variable_apply_gradient and the row
+ * calls below are for these variables only.
  * ================================================================================ */
 
 typedef struct dist_variable dist_variable_t;
@@ -843,6 +889,9 @@ typedef int32_t dist_aggregation_t;
 #define DIST_VARIABLE_OPT_INITIAL_VALUE   (1ull << 3)
 #define DIST_VARIABLE_OPT_SYNCHRONIZATION (1ull << 4)
 #define DIST_VARIABLE_OPT_AGGREGATION     (1ull << 5)
+#define DIST_VARIABLE_OPT_OPTIMIZER       (1ull << 6)
+#define DIST_VARIABLE_OPT_NUM_SHARDS      (1ull << 7)
+#define DIST_VARIABLE_OPT_MAX_SHARD_BYTES (1ull << 8)
 
 #define DIST_MAX_RANK 8
 
@@ -855,6 +904,16 @@ typedef struct dist_variable_options {
   const void* initial_value;              /* all elements, row-major; default zeros */
   dist_synchronization_t synchronization; /* default DIST_SYNC_AUTO */
   dist_aggregation_t aggregation;         /* default DIST_AGGREGATION_NONE */
+  /* PARAMETER_SERVER only. The servers' optimizer of dist_variable_apply_gradient
+   * and dist_variable_apply_rows for this variable (SGD, MOMENTUM or ADAM with
+   * their hyperparameters; f32/f64 variables). Unset: gradients are refused. */
+  const struct dist_optimizer_options* optimizer;
+  /* PARAMETER_SERVER only: split the rows into num_shards shards (at most one
+   * per row), or into as few shards as keep each at most max_shard_bytes (at
+   * least one row each). At most one of the two; default one shard. Shard
+   * sizes differ by at most one row. */
+  int32_t num_shards;
+  uint64_t max_shard_bytes;
 } dist_variable_options_t;
 
 #ifdef __cplusplus
@@ -894,8 +953,45 @@ DIST_EXPORT dist_status_t dist_variable_assign_add(dist_variable_t* variable,
 DIST_EXPORT dist_status_t dist_variable_assign_sub(dist_variable_t* variable,
                                                    dist_replica_context_t* replica,
                                                    const dist_buffer_t* value);
+/* ---- Variables on parameter servers (PARAMETER_SERVER only) -------------------
+ * replica as for dist_variable_read. Other strategies' variables fail with
+ * DIST_ERR_INVALID_ARGUMENT. */
+
+/* Sends `gradient` (the variable's dtype and count) to the servers, where each
+ * shard applies it with the variable's optimizer (options.optimizer),
+ * asynchronously to other workers. */
+DIST_EXPORT dist_status_t dist_variable_apply_gradient(dist_variable_t* variable,
+                                                       dist_replica_context_t* replica,
+                                                       const dist_buffer_t* gradient);
+/* Sparse pull of an embedding table: rows[i] (in [0, shape[0])) of the
+ * variable into out, count rows of row elements (the product of shape[1..]),
+ * in the order given; duplicates are allowed. Only the shards holding them are
+ * asked. A scalar or rank-0 variable is one row. */
+DIST_EXPORT dist_status_t dist_variable_read_rows(dist_variable_t* variable,
+                                                  dist_replica_context_t* replica,
+                                                  const int64_t* rows, uint64_t count,
+                                                  const dist_buffer_t* out);
+/* Sparse push: adds values' row i to row rows[i] on the servers (scatter-add;
+ * a row listed twice gets both). */
+DIST_EXPORT dist_status_t dist_variable_add_rows(dist_variable_t* variable,
+                                                 dist_replica_context_t* replica,
+                                                 const int64_t* rows, uint64_t count,
+                                                 const dist_buffer_t* values);
+/* Sparse gradient: the optimizer updates rows[i] with gradients' row i and
+ * touches no other row (nor its slots). */
+DIST_EXPORT dist_status_t dist_variable_apply_rows(dist_variable_t* variable,
+                                                   dist_replica_context_t* replica,
+                                                   const int64_t* rows, uint64_t count,
+                                                   const dist_buffer_t* gradients);
+/* How many shards hold the variable (0 when it is not on parameter servers),
+ * and which server (index in the "ps" job) and rows shard i holds. */
+DIST_EXPORT dist_status_t dist_variable_num_shards(const dist_variable_t* variable, int32_t* count);
+DIST_EXPORT dist_status_t dist_variable_shard(const dist_variable_t* variable, int32_t i,
+                                              int32_t* server, uint64_t* first_row, uint64_t* rows);
+
 /* Local copy i of the variable as it is stored (a test of the mirroring);
- * *count copies: local replicas, or 1 for CENTRAL_STORAGE ON_WRITE. */
+ * *count copies: local replicas, or 1 for CENTRAL_STORAGE ON_WRITE, 0 under
+ * PARAMETER_SERVER. */
 DIST_EXPORT dist_status_t dist_variable_num_copies(const dist_variable_t* variable, int32_t* count);
 DIST_EXPORT dist_status_t dist_variable_read_copy(const dist_variable_t* variable, int32_t i,
                                                   const dist_buffer_t* out);

@@ -1,9 +1,12 @@
 // dist_strategy_*: creating strategies, their queries, and reduce().
 #include <cmath>
 
+#include "c_api/cluster_token_option.h"
 #include "c_api/guard.h"
 #include "c_api/handles.h"
 #include "c_api/strategy_handles.h"
+#include "ps/cluster_servers.h"
+#include "strategy/parameter_servers.h"
 #include "strategy/reduce.h"
 
 using dist::call_guarded;
@@ -31,6 +34,44 @@ StrategyConfig read_strategy_options(const dist_strategy_options_t* in) {
   return out;
 }
 
+bool has_option(const dist_strategy_options_t* in, uint64_t bit) { return in != nullptr && (in->field_mask & bit) != 0; }
+
+// The options that only PARAMETER_SERVER takes are refused elsewhere, so that
+// a misplaced cluster or token is not silently ignored.
+void check_server_options(const dist_strategy_options_t* in, StrategyKind kind) {
+  if (kind == StrategyKind::kParameterServer) return;
+  for (const auto& [bit, field] : {std::pair{DIST_STRATEGY_OPT_CLUSTER, "cluster"}, {DIST_STRATEGY_OPT_TOKEN, "token"},
+                                   {DIST_STRATEGY_OPT_TOKEN_FILE, "token_file"}}) {
+    if (has_option(in, bit)) {
+      fail_invalid(std::string("options: ") + field + " is for PARAMETER_SERVER, not " + name(kind));
+    }
+  }
+}
+
+// A client of the "ps" job of the context's cluster, or of options.cluster.
+std::shared_ptr<ParameterServers> connect_parameter_servers(const dist_context_t* context,
+                                                            const dist_strategy_options_t* in,
+                                                            const StrategyConfig& config) {
+  const dist_cluster_t* cluster = nullptr;
+  if (has_option(in, DIST_STRATEGY_OPT_CLUSTER)) {
+    if (context != nullptr) fail_invalid("options: cluster must be unset with a context (the context's cluster is used)");
+    cluster = require(in->cluster, "options: cluster");
+  } else if (context != nullptr) {
+    cluster = &context->cluster;
+  } else {
+    fail_invalid("ParameterServerStrategy needs a cluster with a 'ps' job: give a context or options.cluster");
+  }
+  ps::ClientOptions client;
+  client.servers = ps::cluster_servers(cluster->resolved.spec);
+  const char* token = has_option(in, DIST_STRATEGY_OPT_TOKEN) ? require(in->token, "options: token") : nullptr;
+  const char* token_file =
+      has_option(in, DIST_STRATEGY_OPT_TOKEN_FILE) ? require(in->token_file, "options: token_file") : nullptr;
+  client.token = required_cluster_token(token, token_file, "ParameterServerStrategy");
+  if (config.timeout) client.timeouts.call = *config.timeout;
+  if (context != nullptr) client.worker_id = context->world.communicator->rank();
+  return std::make_shared<ParameterServers>(std::move(client), PlacementPolicy::kRoundRobin);
+}
+
 WorkerIdentity identity_of(const dist_context_t* context) {
   WorkerIdentity identity;
   if (context == nullptr) return identity;
@@ -50,10 +91,17 @@ DIST_EXPORT dist_status_t dist_strategy_create(dist_context_t* context, const di
   return call_guarded(__func__, [&] {
     require(strategy, "strategy");
     const dist::StrategyConfig config = dist::read_strategy_options(options);
+    dist::check_server_options(options, config.kind);
+    std::shared_ptr<dist::ParameterServers> servers;
+    if (config.kind == dist::StrategyKind::kParameterServer) {
+      servers = dist::connect_parameter_servers(context, options, config);
+    }
     auto created = std::make_unique<dist_strategy>();
     dist::Communicator* world = context != nullptr ? context->world.communicator.get() : nullptr;
     created->strategy = std::make_shared<dist::Strategy>(world, config, dist::identity_of(context));
+    if (servers) created->strategy->set_parameter_servers(std::move(servers));
     created->cluster = context != nullptr ? &context->cluster : nullptr;
+    if (dist::has_option(options, DIST_STRATEGY_OPT_CLUSTER)) created->cluster = options->cluster;
     *strategy = created.release();
   });
 }

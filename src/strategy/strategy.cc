@@ -68,6 +68,11 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
     num_workers_ = comm_->size();
     worker_index_ = comm_->rank();
     check_same_replicas_everywhere();
+  } else if (config_.kind == StrategyKind::kParameterServer && world != nullptr) {
+    // Workers do not talk to each other; the world only says who this one is
+    // (its input pipeline).
+    num_workers_ = world->size();
+    worker_index_ = world->rank();
   }
   if (config_.bind_threads) replica_pus_ = spread_threads(local_replicas_);
   const std::string job = identity_.task_type.empty() ? "localhost" : identity_.task_type;
@@ -114,6 +119,11 @@ void Strategy::require_cross_replica(const char* call) const {
     fail_invalid(std::string(call) +
                  " is a cross-replica call: make it outside dist_strategy_run or inside dist_replica_merge_call");
   }
+}
+
+const std::shared_ptr<ParameterServers>& Strategy::parameter_servers() const {
+  if (!servers_) fail_invalid(std::string(name(config_.kind)) + " has no parameter servers (only PARAMETER_SERVER does)");
+  return servers_;
 }
 
 const std::vector<unsigned>& Strategy::replica_pus(int i) const {
