@@ -64,8 +64,17 @@ static void kill_started(void) {
   num_started = 0;
 }
 
+/* Every log file the suite writes, removed when it ends. */
+enum { kMaxLogs = 32 };
+static char logs[kMaxLogs][256];
+static int num_logs;
+
 static void log_path(char* out, size_t size, const char* what, int port) {
   snprintf(out, size, "/tmp/dist-ps-strategy-%d-%s-%d.log", (int)getpid(), what, port);
+  for (int i = 0; i < num_logs; ++i) {
+    if (strcmp(logs[i], out) == 0) return;
+  }
+  if (num_logs < kMaxLogs) snprintf(logs[num_logs++], sizeof logs[0], "%s", out);
 }
 
 static bool file_contains(const char* path, const char* needle) {
@@ -388,6 +397,7 @@ static int start_shared_servers(void** state) {
 static int stop_shared_servers(void** state) {
   (void)state;
   kill_started();
+  for (int i = 0; i < num_logs; ++i) unlink(logs[i]);
   return 0;
 }
 
