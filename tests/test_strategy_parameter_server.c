@@ -1284,6 +1284,58 @@ static void test_bad_input(void** state) {
   dist_cluster_destroy(cluster);
 }
 
+/* With a context (one worker here), its cluster and rank are the strategy's;
+ * options.cluster is then refused. */
+static void test_strategy_over_a_context(void** state) {
+  (void)state;
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"cluster\": {\"ps\": [\"127.0.0.1:%d\", \"127.0.0.1:%d\"], \"chief\": [\"127.0.0.1:%d\"]}, "
+           "\"task\": {\"type\": \"chief\", \"index\": 0}}",
+           ports.ports[0], ports.ports[1], ports.ports[2]);
+  dist_cluster_t* cluster = cluster_from(json);
+  dist_context_options_t context_options = DIST_CONTEXT_OPTIONS_INIT;
+  context_options.field_mask = DIST_CONTEXT_OPT_TOKEN;
+  context_options.token = kToken;
+  dist_context_t* context = NULL;
+  assert_dist_ok(dist_context_create(cluster, &context_options, &context));
+  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
+  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_TOKEN | DIST_STRATEGY_OPT_CLUSTER;
+  options.kind = DIST_STRATEGY_PARAMETER_SERVER;
+  options.token = kToken;
+  options.cluster = cluster;
+  dist_strategy_t* strategy = NULL;
+  assert_dist_error(dist_strategy_create(context, &options, &strategy), DIST_ERR_INVALID_ARGUMENT,
+                    "cluster must be unset with a context");
+  options.field_mask &= ~DIST_STRATEGY_OPT_CLUSTER;
+  assert_dist_ok(dist_strategy_create(context, &options, &strategy));
+  const dist_cluster_t* strategy_cluster = NULL;
+  const char* task_type = NULL;
+  int32_t index = -1, workers = 0, kind = -1;
+  assert_dist_ok(dist_strategy_cluster(strategy, &strategy_cluster));
+  assert_non_null(strategy_cluster);
+  assert_dist_ok(dist_strategy_task_type(strategy, &task_type));
+  assert_string_equal(task_type, "chief");
+  assert_dist_ok(dist_strategy_worker_index(strategy, &index, &workers));
+  assert_int_equal(index, 0);
+  assert_int_equal(workers, 1);
+  assert_dist_ok(dist_strategy_kind(strategy, &kind));
+  assert_int_equal(kind, DIST_STRATEGY_PARAMETER_SERVER);
+  dist_variable_t* v = sharded(strategy, "context.v", DIST_DTYPE_F64, 3, 2, 2);
+  double values[6] = {1, 2, 3, 4, 5, 6}, back[6];
+  dist_buffer_t buffer = buffer_of(values, 6, DIST_DTYPE_F64);
+  assert_dist_ok(dist_variable_assign(v, NULL, &buffer));
+  read_all(v, back, 6, DIST_DTYPE_F64);
+  assert_memory_equal(back, values, sizeof back);
+  /* The strategy's variables keep it alive: destroyed in either order. */
+  dist_strategy_destroy(strategy);
+  read_all(v, back, 6, DIST_DTYPE_F64);
+  assert_memory_equal(back, values, sizeof back);
+  dist_variable_destroy(v);
+  dist_context_destroy(context);
+  dist_cluster_destroy(cluster);
+}
+
 /* Option structs from an older binding are shorter: the fields past the ones
  * whose bits are set must never be read. Here they hold garbage. */
 static void test_only_masked_fields_are_read(void** state) {
@@ -1340,6 +1392,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_teardown(test_checkpoint_round_trip_and_resharding, kill_test_processes),
       cmocka_unit_test_teardown(test_ps_killed_and_restarted, kill_test_processes),
       cmocka_unit_test_teardown(test_bad_input, kill_test_processes),
+      cmocka_unit_test_teardown(test_strategy_over_a_context, kill_test_processes),
       cmocka_unit_test_teardown(test_only_masked_fields_are_read, kill_test_processes),
   };
   return cmocka_run_group_tests(tests, start_shared_servers, stop_shared_servers);
