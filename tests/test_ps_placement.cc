@@ -91,6 +91,11 @@ void test_partitioners(void** state) {
   std::vector<uint64_t> parts = partition_rows(100, 25, max);
   assert_true((parts == std::vector<uint64_t>{34, 33, 33}));
   for (uint64_t rows : parts) assert_true(rows * 25 <= 1000);
+  // Whole rows per shard first: 3 rows of 10 bytes under 15 are 3 shards of
+  // one row (30/15 = 2 shards would hold 20 bytes).
+  max.max_shard_bytes = 15;
+  assert_true((partition_rows(3, 10, max) == std::vector<uint64_t>{1, 1, 1}));
+  max.max_shard_bytes = 1000;
   max.max_shards = 2;
   assert_int_equal(partition_rows(100, 25, max).size(), 2);
   max.max_shard_bytes = 10;

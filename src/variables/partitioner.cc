@@ -28,7 +28,11 @@ uint64_t shard_count(uint64_t total_rows, uint64_t row_bytes, const PartitionerO
         fail_invalid("partitioner: one row is " + std::to_string(row_bytes) + " bytes, more than max_shard_bytes " +
                      std::to_string(o.max_shard_bytes));
       }
-      uint64_t count = std::max<uint64_t>(1, (total_bytes + o.max_shard_bytes - 1) / o.max_shard_bytes);
+      // TF's MaxSizePartitioner: as many whole rows per shard as fit, then as
+      // few shards as hold them all, so that no shard exceeds the bound.
+      if (row_bytes == 0) return 1;
+      const uint64_t rows_per_shard = o.max_shard_bytes / row_bytes;
+      uint64_t count = std::max<uint64_t>(1, (total_rows + rows_per_shard - 1) / rows_per_shard);
       if (o.max_shards > 0) count = std::min<uint64_t>(count, static_cast<uint64_t>(o.max_shards));
       return count;
     }

@@ -11,28 +11,6 @@
 #include "variables/variable_on_servers.h"
 
 namespace dist {
-namespace {
-
-// TF's MaxSizePartitioner: as many rows per shard as fit in max_shard_bytes,
-// then as few shards as hold them all (at most max_shards). Given to the
-// partitioner as a fixed count so that no shard exceeds the bound.
-PartitionerOptions shards_of_at_most(const PartitionerOptions& options, uint64_t total_rows, uint64_t row_bytes,
-                                     const std::string& variable) {
-  if (options.kind != PartitionerKind::kMaxShardBytes || row_bytes == 0 || total_rows == 0) return options;
-  if (row_bytes > options.max_shard_bytes) {
-    fail_invalid("variable '" + variable + "': one row is " + std::to_string(row_bytes) +
-                 " bytes, more than max_shard_bytes " + std::to_string(options.max_shard_bytes));
-  }
-  const uint64_t rows_per_shard = options.max_shard_bytes / row_bytes;
-  uint64_t shards = (total_rows + rows_per_shard - 1) / rows_per_shard;
-  if (options.max_shards > 0) shards = std::min<uint64_t>(shards, static_cast<uint64_t>(options.max_shards));
-  PartitionerOptions fixed;
-  fixed.kind = PartitionerKind::kFixedShards;
-  fixed.num_shards = static_cast<int32_t>(std::min<uint64_t>(shards, INT32_MAX));
-  return fixed;
-}
-
-}  // namespace
 
 VariableOnServers::VariableOnServers(std::shared_ptr<ParameterServers> servers, const ps::VariableSpec& spec,
                                      const PartitionerOptions& partitioner, const VariableOnServers* colocate_with,
@@ -53,7 +31,7 @@ VariableOnServers::VariableOnServers(std::shared_ptr<ParameterServers> servers, 
       if (placement == nullptr) {
         placement = &servers_->placer().place(
             spec.name, spec.total_rows(), spec.row_bytes(),
-            shards_of_at_most(partitioner, spec.total_rows(), spec.row_bytes(), spec.name),
+            partitioner,
             colocate_with != nullptr ? colocate_with->variable_->spec().name : "");
       } else if (placement->total_rows != spec.total_rows() || placement->row_bytes != spec.row_bytes()) {
         fail_invalid("variable '" + spec.name + "' was created before with another shape than " +
