@@ -6,6 +6,8 @@
 #include <stdint.h>
 
 enum { kDigitPixels = 64, kDigitClasses = 10 };
+/* The last 360 digits are held out for testing; the examples train on the rest. */
+enum { kDigitTestCount = 360 };
 
 #define DIGITS_DEFAULT_PATH "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
 
