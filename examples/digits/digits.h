@@ -21,4 +21,12 @@ struct digits {
 int digits_load(const char* path, struct digits* out);
 void digits_free(struct digits* digits);
 
+/* The most probable of kDigitClasses classes (the first on a tie). */
+int digits_argmax(const float* probs);
+
+/* Deterministic, identical on every worker: a small LCG, and the Fisher-Yates
+ * shuffle of order[0, n) it drives. */
+uint32_t digits_next_random(uint64_t* state);
+void digits_shuffle(int* order, int n, uint64_t* state);
+
 #endif

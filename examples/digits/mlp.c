@@ -17,20 +17,6 @@ void mlp_bind(struct mlp_params* m) {
   }
 }
 
-uint32_t digits_next_random(uint64_t* state) {
-  *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-  return (uint32_t)(*state >> 32);
-}
-
-void digits_shuffle(int* order, int n, uint64_t* state) {
-  for (int i = n - 1; i > 0; --i) {
-    const int j = (int)(digits_next_random(state) % (uint32_t)(i + 1));
-    const int t = order[i];
-    order[i] = order[j];
-    order[j] = t;
-  }
-}
-
 void mlp_init(struct mlp_params* m, uint64_t seed) {
   mlp_bind(m);
   for (int i = 0; i < kMlpAllParams; ++i) {
@@ -55,12 +41,6 @@ void mlp_forward(const struct mlp_params* m, const float* x, float* hidden, floa
   for (int k = 0; k < kDigitClasses; ++k) probs[k] /= total;
 }
 
-int mlp_argmax(const float* probs) {
-  int best = 0;
-  for (int k = 1; k < kDigitClasses; ++k) best = probs[k] > probs[best] ? k : best;
-  return best;
-}
-
 void mlp_backward(const struct mlp_params* m, const float* xs, const int32_t* ys, uint64_t rows,
                   struct mlp_params* g, double* loss, int64_t* correct) {
   memset(g->storage, 0, sizeof g->storage);
@@ -69,7 +49,7 @@ void mlp_backward(const struct mlp_params* m, const float* xs, const int32_t* ys
     float hidden[kMlpHidden], probs[kDigitClasses], dlogits[kDigitClasses], dhidden[kMlpHidden];
     mlp_forward(m, x, hidden, probs);
     *loss -= log(probs[ys[s]] + 1e-12);
-    *correct += mlp_argmax(probs) == ys[s];
+    *correct += digits_argmax(probs) == ys[s];
     for (int k = 0; k < kDigitClasses; ++k) dlogits[k] = probs[k] - (k == ys[s]);
     for (int j = 0; j < kMlpHidden; ++j) {
       float back = 0;
@@ -93,7 +73,7 @@ double mlp_accuracy(const struct mlp_params* m, const struct digits* data, int f
   for (int s = first; s < last; ++s) {
     float hidden[kMlpHidden], probs[kDigitClasses];
     mlp_forward(m, data->pixels + (size_t)s * kDigitPixels, hidden, probs);
-    correct += mlp_argmax(probs) == data->labels[s];
+    correct += digits_argmax(probs) == data->labels[s];
   }
   return last > first ? (double)correct / (last - first) : 0;
 }

@@ -32,7 +32,6 @@ void mlp_init(struct mlp_params* m, uint64_t seed);
 
 /* Forward one image; fills hidden activations and class probabilities. */
 void mlp_forward(const struct mlp_params* m, const float* x, float* hidden, float* probs);
-int mlp_argmax(const float* probs);
 
 /* Gradient of the summed cross-entropy over `rows` images into grads
  * (overwritten; bound), adding their summed loss to *loss and their correct
@@ -42,10 +41,5 @@ void mlp_backward(const struct mlp_params* m, const float* xs, const int32_t* ys
 
 /* Fraction of digits[first, last) classified correctly. */
 double mlp_accuracy(const struct mlp_params* m, const struct digits* data, int first, int last);
-
-/* Deterministic, identical on every worker: a small LCG, and the Fisher-Yates
- * shuffle of order[0, n) it drives. */
-uint32_t digits_next_random(uint64_t* state);
-void digits_shuffle(int* order, int n, uint64_t* state);
 
 #endif

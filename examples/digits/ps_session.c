@@ -116,6 +116,25 @@ dist_status_t ps_session_retry(const struct ps_session* session, const char* wha
   return status;
 }
 
+struct create_call {
+  dist_strategy_t* strategy;
+  const dist_variable_options_t* options;
+  dist_variable_t** variable;
+};
+
+static dist_status_t create_variable(void* user_data) {
+  struct create_call* call = user_data;
+  return dist_variable_create(call->strategy, call->options, call->variable);
+}
+
+dist_status_t ps_session_create_variable(const struct ps_session* session, const dist_variable_options_t* options,
+                                         dist_variable_t** variable) {
+  struct create_call call = {session->strategy, options, variable};
+  char what[160];
+  snprintf(what, sizeof what, "creating variable '%s'", options->name);
+  return ps_session_retry(session, what, create_variable, &call);
+}
+
 struct checkpoint_call {
   const struct ps_session* session;
   const char* root;

@@ -41,6 +41,11 @@ void ps_session_close(struct ps_session* session);
 dist_status_t ps_session_retry(const struct ps_session* session, const char* what, dist_status_t (*step)(void*),
                                void* user_data);
 
+/* dist_variable_create under the session's strategy, retried as above (a
+ * server may be down when a worker starts or re-creates its variables). */
+dist_status_t ps_session_create_variable(const struct ps_session* session, const dist_variable_options_t* options,
+                                         dist_variable_t** variable);
+
 /* Worker 0: saves every server's shards as checkpoint `epoch` under root (with
  * retries as above) and prints where. Other workers: nothing. */
 dist_status_t ps_session_checkpoint(const struct ps_session* session, const char* root, int epoch);
