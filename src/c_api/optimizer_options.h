@@ -21,17 +21,20 @@ inline OptimizerConfig read_optimizer_options(const dist_optimizer_options_t* in
   if (has(DIST_OPTIMIZER_OPT_BETA_1)) out.beta_1 = in->beta_1;
   if (has(DIST_OPTIMIZER_OPT_BETA_2)) out.beta_2 = in->beta_2;
   if (has(DIST_OPTIMIZER_OPT_EPSILON)) out.epsilon = in->epsilon;
+  if (has(DIST_OPTIMIZER_OPT_INITIAL_ACCUMULATOR_VALUE)) out.initial_accumulator_value = in->initial_accumulator_value;
   return out;
 }
 
 // The same settings for the servers' optimizer, validated there as here.
 inline ps::OptimizerConfig server_optimizer_options(const dist_optimizer_options_t* in) {
   const OptimizerConfig worker = read_optimizer_options(in);
+  check_optimizer_config(worker);  // its messages name the C API's fields
   ps::OptimizerConfig out;
   switch (worker.kind) {
     case OptimizerKind::kSgd: out.kind = ps::OptimizerKind::kSgd; break;
     case OptimizerKind::kMomentum: out.kind = ps::OptimizerKind::kMomentum; break;
     case OptimizerKind::kAdam: out.kind = ps::OptimizerKind::kAdam; break;
+    case OptimizerKind::kAdagrad: out.kind = ps::OptimizerKind::kAdagrad; break;
   }
   out.learning_rate = worker.learning_rate;
   out.momentum = worker.momentum;
@@ -39,6 +42,7 @@ inline ps::OptimizerConfig server_optimizer_options(const dist_optimizer_options
   out.beta1 = worker.beta_1;
   out.beta2 = worker.beta_2;
   out.epsilon = worker.epsilon;
+  out.initial_accumulator_value = worker.initial_accumulator_value;
   ps::validate(out);
   return out;
 }

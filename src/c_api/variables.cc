@@ -11,6 +11,51 @@ using dist::require;
 namespace dist {
 namespace {
 
+// One of the partitioners of the header: num_shards, max_shard_bytes or
+// min_shard_bytes (with max_shards for the last two).
+void read_partitioner_options(const dist_variable_options_t* in, PartitionerOptions& out) {
+  auto has = [in](uint64_t bit) { return (in->field_mask & bit) != 0; };
+  const int given = has(DIST_VARIABLE_OPT_NUM_SHARDS) + has(DIST_VARIABLE_OPT_MAX_SHARD_BYTES) +
+                    has(DIST_VARIABLE_OPT_MIN_SHARD_BYTES);
+  if (given > 1) fail_invalid("options: give one partitioner: num_shards, max_shard_bytes or min_shard_bytes");
+  if (has(DIST_VARIABLE_OPT_NUM_SHARDS)) {
+    if (in->num_shards < 1) fail_invalid("options: num_shards " + std::to_string(in->num_shards) + " must be at least 1");
+    out.kind = PartitionerKind::kFixedShards;
+    out.num_shards = in->num_shards;
+  }
+  if (has(DIST_VARIABLE_OPT_MAX_SHARD_BYTES)) {
+    if (in->max_shard_bytes == 0) fail_invalid("options: max_shard_bytes must be positive");
+    out.kind = PartitionerKind::kMaxShardBytes;
+    out.max_shard_bytes = in->max_shard_bytes;
+  }
+  if (has(DIST_VARIABLE_OPT_MIN_SHARD_BYTES)) {
+    if (in->min_shard_bytes == 0) fail_invalid("options: min_shard_bytes must be positive");
+    out.kind = PartitionerKind::kMinShardBytes;
+    out.min_shard_bytes = in->min_shard_bytes;
+  }
+  if (has(DIST_VARIABLE_OPT_MAX_SHARDS)) {
+    if (!has(DIST_VARIABLE_OPT_MAX_SHARD_BYTES) && !has(DIST_VARIABLE_OPT_MIN_SHARD_BYTES)) {
+      fail_invalid("options: max_shards bounds max_shard_bytes or min_shard_bytes; neither is set");
+    }
+    if (in->max_shards < 1) fail_invalid("options: max_shards " + std::to_string(in->max_shards) + " must be at least 1");
+    out.max_shards = in->max_shards;
+  }
+}
+
+void read_sync_options(const dist_variable_options_t* in, VariableSpec& spec) {
+  auto has = [in](uint64_t bit) { return (in->field_mask & bit) != 0; };
+  spec.sync_gradients = has(DIST_VARIABLE_OPT_SYNC_GRADIENTS) && in->sync_gradients != 0;
+  if (!spec.sync_gradients &&
+      (has(DIST_VARIABLE_OPT_REPLICAS_TO_AGGREGATE) || has(DIST_VARIABLE_OPT_MAX_STALENESS))) {
+    fail_invalid("options: replicas_to_aggregate and max_staleness need sync_gradients set nonzero");
+  }
+  if (has(DIST_VARIABLE_OPT_REPLICAS_TO_AGGREGATE)) spec.replicas_to_aggregate = in->replicas_to_aggregate;
+  if (has(DIST_VARIABLE_OPT_MAX_STALENESS)) {
+    if (in->max_staleness < 0) fail_invalid("options: max_staleness " + std::to_string(in->max_staleness) + " is negative");
+    spec.max_staleness = in->max_staleness;
+  }
+}
+
 VariableSpec read_variable_options(const dist_variable_options_t* in) {
   VariableSpec spec;
   if (in == nullptr) return spec;
@@ -27,20 +72,14 @@ VariableSpec read_variable_options(const dist_variable_options_t* in) {
   if (has(DIST_VARIABLE_OPT_INITIAL_VALUE)) spec.initial_value = require(in->initial_value, "options: initial_value");
   if (has(DIST_VARIABLE_OPT_SYNCHRONIZATION)) spec.synchronization = synchronization_from_int(in->synchronization);
   if (has(DIST_VARIABLE_OPT_AGGREGATION)) spec.aggregation = aggregation_from_int(in->aggregation);
-  if (has(DIST_VARIABLE_OPT_OPTIMIZER)) spec.server_optimizer = server_optimizer_options(require(in->optimizer, "options: optimizer"));
-  if (has(DIST_VARIABLE_OPT_NUM_SHARDS) && has(DIST_VARIABLE_OPT_MAX_SHARD_BYTES)) {
-    fail_invalid("options: num_shards and max_shard_bytes are both set; give one partitioner");
+  if (has(DIST_VARIABLE_OPT_OPTIMIZER)) {
+    spec.server_optimizer = server_optimizer_options(require(in->optimizer, "options: optimizer"));
   }
-  if (has(DIST_VARIABLE_OPT_NUM_SHARDS)) {
-    if (in->num_shards < 1) fail_invalid("options: num_shards " + std::to_string(in->num_shards) + " must be at least 1");
-    spec.partitioner.kind = PartitionerKind::kFixedShards;
-    spec.partitioner.num_shards = in->num_shards;
+  read_partitioner_options(in, spec.partitioner);
+  if (has(DIST_VARIABLE_OPT_COLOCATE_WITH)) {
+    spec.colocate_with = require(in->colocate_with, "options: colocate_with")->variable.get();
   }
-  if (has(DIST_VARIABLE_OPT_MAX_SHARD_BYTES)) {
-    if (in->max_shard_bytes == 0) fail_invalid("options: max_shard_bytes must be positive");
-    spec.partitioner.kind = PartitionerKind::kMaxShardBytes;
-    spec.partitioner.max_shard_bytes = in->max_shard_bytes;
-  }
+  read_sync_options(in, spec);
   return spec;
 }
 

@@ -4,6 +4,7 @@
 
 #include "base/status.h"
 #include "strategy/merge_scope.h"
+#include "strategy/parameter_servers.h"
 #include "topology/accelerators.h"
 #include "topology/thread_binding.h"
 
@@ -68,11 +69,6 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
     num_workers_ = comm_->size();
     worker_index_ = comm_->rank();
     check_same_replicas_everywhere();
-  } else if (config_.kind == StrategyKind::kParameterServer && world != nullptr) {
-    // Workers do not talk to each other; the world only says who this one is
-    // (its input pipeline).
-    num_workers_ = world->size();
-    worker_index_ = world->rank();
   }
   if (config_.bind_threads) replica_pus_ = spread_threads(local_replicas_);
   const std::string job = identity_.task_type.empty() ? "localhost" : identity_.task_type;
@@ -119,6 +115,17 @@ void Strategy::require_cross_replica(const char* call) const {
     fail_invalid(std::string(call) +
                  " is a cross-replica call: make it outside dist_strategy_run or inside dist_replica_merge_call");
   }
+}
+
+void Strategy::set_parameter_servers(std::shared_ptr<ParameterServers> servers) {
+  if (config_.kind != StrategyKind::kParameterServer) {
+    fail_invalid(std::string(name(config_.kind)) + " takes no parameter servers");
+  }
+  // Workers do not talk to each other; the position only says who this one is
+  // (its input pipeline, its gradients in synchronous rounds).
+  num_workers_ = servers->position().count;
+  worker_index_ = servers->position().index;
+  servers_ = std::move(servers);
 }
 
 const std::shared_ptr<ParameterServers>& Strategy::parameter_servers() const {

@@ -89,7 +89,8 @@ class Strategy {
 
   // The servers of a PARAMETER_SERVER strategy (set once, right after
   // construction). parameter_servers() throws invalid-argument without them.
-  void set_parameter_servers(std::shared_ptr<ParameterServers> servers) { servers_ = std::move(servers); }
+  // Takes this worker's index and the worker count from their position.
+  void set_parameter_servers(std::shared_ptr<ParameterServers> servers);
   bool has_parameter_servers() const { return servers_ != nullptr; }
   const std::shared_ptr<ParameterServers>& parameter_servers() const;
 

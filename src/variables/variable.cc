@@ -47,9 +47,11 @@ Variable::Variable(std::shared_ptr<Strategy> strategy, const VariableSpec& spec)
     create_on_servers(spec);
     return;
   }
-  if (spec.server_optimizer.kind != ps::OptimizerKind::kNone || spec.partitioner.kind != PartitionerKind::kNone) {
-    fail_invalid("variable '" + name_ + "': a server optimizer and a partitioner need a PARAMETER_SERVER strategy, not " +
-                 dist::name(strategy_->kind()));
+  if (spec.server_optimizer.kind != ps::OptimizerKind::kNone || spec.partitioner.kind != PartitionerKind::kNone ||
+      spec.colocate_with != nullptr || spec.sync_gradients) {
+    fail_invalid("variable '" + name_ + "': the options optimizer, num_shards/max_shard_bytes/min_shard_bytes, " +
+                 "colocate_with and sync_gradients are for PARAMETER_SERVER variables, not " +
+                 dist::name(strategy_->kind()) + " ones");
   }
   std::vector<unsigned char> initial(bytes_, 0);
   if (spec.initial_value != nullptr && bytes_ > 0) std::memcpy(initial.data(), spec.initial_value, bytes_);

@@ -7,19 +7,23 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ps/optimizer_config.h"
 #include "strategy/replica_context.h"
 #include "strategy/strategy.h"
 #include "strategy/tensor_ref.h"
-#include "ps/optimizer_config.h"
 #include "variables/partitioner.h"
 #include "variables/ps_variable.h"
 #include "variables/update_kind.h"
+#include "variables/variable_on_servers.h"
 #include "variables/variable_policy.h"
 
 namespace dist {
+
+class Variable;
 
 struct VariableSpec {
   std::string name = "Variable";
@@ -28,10 +32,15 @@ struct VariableSpec {
   const void* initial_value = nullptr;   // null: zeros
   Synchronization synchronization = Synchronization::kAuto;
   Aggregation aggregation = Aggregation::kNone;
-  // PARAMETER_SERVER only: the servers' optimizer for apply_gradient and how
-  // the variable is split into shards across the servers.
+  // PARAMETER_SERVER only: the servers' optimizer for apply_gradient, how
+  // the variable is split into shards across the servers (next to another
+  // variable's shards when colocate_with is set), and synchronous rounds.
   ps::OptimizerConfig server_optimizer;
   PartitionerOptions partitioner;
+  const Variable* colocate_with = nullptr;
+  bool sync_gradients = false;
+  std::optional<int32_t> replicas_to_aggregate;  // unset: one per worker
+  int32_t max_staleness = 0;
 };
 
 inline constexpr size_t kMaxVariableRank = 8;
@@ -92,7 +101,8 @@ class Variable {
   void update_on_read_everywhere(UpdateKind kind, const void* value);
   void create_on_servers(const VariableSpec& spec);
   // The variable on the servers, after checking the context of `call`.
-  PsVariable& server(ReplicaContext* replica, const char* call) const;
+  VariableOnServers& server(ReplicaContext* replica, const char* call) const;
+  void require_server_optimizer(const char* call) const;
   void check_rows(const int64_t* rows, uint64_t count, const TensorRef& buffer, const char* what) const;
   void read_from_servers(const TensorRef& out);
   void update_on_servers(UpdateKind kind, const TensorRef& value);
@@ -107,7 +117,7 @@ class Variable {
   Synchronization synchronization_;
   Aggregation aggregation_;
   std::vector<std::vector<unsigned char>> copies_;
-  std::unique_ptr<PsVariable> server_;  // PARAMETER_SERVER; destroyed before strategy_
+  std::unique_ptr<VariableOnServers> server_;  // PARAMETER_SERVER; destroyed before strategy_
 };
 
 }  // namespace dist
