@@ -59,17 +59,24 @@ int ps_session_fail(const char* what, dist_status_t status) {
 int ps_session_open(struct ps_session* session, double retry_seconds) {
   memset(session, 0, sizeof *session);
   session->retry_seconds = retry_seconds;
+  const char* step = "resolving the cluster";
   dist_status_t status = dist_cluster_resolve(NULL, &session->cluster);
-  if (status != DIST_OK) return ps_session_fail("resolving the cluster", status), -1;
-  status = dist_context_create(session->cluster, NULL, &session->context);
-  if (status != DIST_OK) return ps_session_fail("joining the workers", status), -1;
-  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
-  options.field_mask = DIST_STRATEGY_OPT_KIND;
-  options.kind = DIST_STRATEGY_PARAMETER_SERVER;
-  status = dist_strategy_create(session->context, &options, &session->strategy);
+  if (status == DIST_OK) {
+    step = "joining the workers";
+    status = dist_context_create(session->cluster, NULL, &session->context);
+  }
+  if (status == DIST_OK) {
+    step = "creating the PARAMETER_SERVER strategy";
+    dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
+    options.field_mask = DIST_STRATEGY_OPT_KIND;
+    options.kind = DIST_STRATEGY_PARAMETER_SERVER;
+    status = dist_strategy_create(session->context, &options, &session->strategy);
+  }
   if (status == DIST_OK) status = dist_strategy_worker_index(session->strategy, &session->worker, &session->workers);
-  if (status != DIST_OK) return ps_session_fail("creating the PARAMETER_SERVER strategy", status), -1;
-  return 0;
+  if (status == DIST_OK) return 0;
+  ps_session_fail(step, status);
+  ps_session_close(session);
+  return -1;
 }
 
 void ps_session_close(struct ps_session* session) {

@@ -29,7 +29,7 @@ struct ps_session {
 };
 
 /* Joins the cluster and creates the strategy. Returns 0, or -1 after printing
- * the library's message. */
+ * the library's message (nothing is left to close). */
 int ps_session_open(struct ps_session* session, double retry_seconds);
 void ps_session_close(struct ps_session* session);
 

@@ -1,9 +1,11 @@
 /* Asynchronous training against parameter servers, shared by the
  * parameter-server examples: every worker walks the same shuffled global
  * batches of the digits and takes its contiguous share of each; a step pulls
- * what it needs, computes and pushes (retried as a whole while a server is
- * down). After each epoch worker 0 evaluates the weights the servers hold and
- * saves a checkpoint when asked. */
+ * what it needs, computes and pushes, and is retried as a whole while a server
+ * is down (so a push that reached a healthy server before the failure is
+ * applied again: at least once, as asynchronous training tolerates). After
+ * each epoch worker 0 evaluates the weights the servers hold and saves a
+ * checkpoint when asked. */
 #ifndef DIGITS_PS_TRAINER_H
 #define DIGITS_PS_TRAINER_H
 
