@@ -58,3 +58,23 @@ void digits_free(struct digits* digits) {
   free(digits->labels);
   memset(digits, 0, sizeof *digits);
 }
+
+int digits_argmax(const float* probs) {
+  int best = 0;
+  for (int k = 1; k < kDigitClasses; ++k) best = probs[k] > probs[best] ? k : best;
+  return best;
+}
+
+uint32_t digits_next_random(uint64_t* state) {
+  *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(*state >> 32);
+}
+
+void digits_shuffle(int* order, int n, uint64_t* state) {
+  for (int i = n - 1; i > 0; --i) {
+    const int j = (int)(digits_next_random(state) % (uint32_t)(i + 1));
+    const int t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+}

@@ -6,6 +6,8 @@
 #include <stdint.h>
 
 enum { kDigitPixels = 64, kDigitClasses = 10 };
+/* The last 360 digits are held out for testing; the examples train on the rest. */
+enum { kDigitTestCount = 360 };
 
 #define DIGITS_DEFAULT_PATH "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
 
@@ -18,5 +20,13 @@ struct digits {
 /* Reads the gzip'd CSV at path. Returns 0, or -1 with a message on stderr. */
 int digits_load(const char* path, struct digits* out);
 void digits_free(struct digits* digits);
+
+/* The most probable of kDigitClasses classes (the first on a tie). */
+int digits_argmax(const float* probs);
+
+/* Deterministic, identical on every worker: a small LCG, and the Fisher-Yates
+ * shuffle of order[0, n) it drives. */
+uint32_t digits_next_random(uint64_t* state);
+void digits_shuffle(int* order, int n, uint64_t* state);
 
 #endif

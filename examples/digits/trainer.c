@@ -1,15 +1,12 @@
 #include "trainer.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { kHidden = 32, kTest = 360, kMaxReplicas = 64 };
-enum { kW1, kB1, kW2, kB2, kParams };
-static const uint64_t kParamCount[kParams] = {kDigitPixels * kHidden, kHidden, kHidden * kDigitClasses,
-                                              kDigitClasses};
-enum { kAllParams = kDigitPixels * kHidden + kHidden + kHidden * kDigitClasses + kDigitClasses };
+#include "mlp.h"
+
+enum { kMaxReplicas = 64 };
 
 #define TRY(call)                                        \
   do {                                                   \
@@ -17,57 +14,19 @@ enum { kAllParams = kDigitPixels * kHidden + kHidden + kHidden * kDigitClasses +
     if (status_ != DIST_OK) return status_;              \
   } while (0)
 
-/* The model's parameters in one block: W1 [64][32], b1, W2 [32][10], b2. */
-struct params {
-  float* p[kParams];
-  float storage[kAllParams];
-};
-
-static void bind_params(struct params* m) {
-  float* cursor = m->storage;
-  for (int i = 0; i < kParams; ++i) {
-    m->p[i] = cursor;
-    cursor += kParamCount[i];
-  }
-}
-
 static dist_buffer_t f32_buffer(float* data, uint64_t count) {
   dist_buffer_t b = {data, count, DIST_DTYPE_F32, DIST_MEMORY_HOST, NULL};
   return b;
 }
 
-/* Forward one image; fills hidden activations and class probabilities. */
-static void forward(const struct params* m, const float* x, float* hidden, float* probs) {
-  for (int j = 0; j < kHidden; ++j) {
-    float h = m->p[kB1][j];
-    for (int i = 0; i < kDigitPixels; ++i) h += x[i] * m->p[kW1][i * kHidden + j];
-    hidden[j] = h > 0 ? h : 0;
-  }
-  float top = -INFINITY, total = 0;
-  for (int k = 0; k < kDigitClasses; ++k) {
-    float z = m->p[kB2][k];
-    for (int j = 0; j < kHidden; ++j) z += hidden[j] * m->p[kW2][j * kDigitClasses + k];
-    probs[k] = z;
-    if (z > top) top = z;
-  }
-  for (int k = 0; k < kDigitClasses; ++k) total += probs[k] = expf(probs[k] - top);
-  for (int k = 0; k < kDigitClasses; ++k) probs[k] /= total;
-}
-
-static int argmax(const float* probs) {
-  int best = 0;
-  for (int k = 1; k < kDigitClasses; ++k) best = probs[k] > probs[best] ? k : best;
-  return best;
-}
-
 /* What every replica of one step shares: its inputs and gradient outputs. */
 struct step {
-  dist_variable_t* vars[kParams];
+  dist_variable_t* vars[kMlpParams];
   dist_variable_t* loss_sum; /* ON_READ, SUM: the epoch's summed loss */
   dist_variable_t* correct;  /* ON_READ, SUM: the epoch's correct predictions */
   dist_buffer_t x[kMaxReplicas], y[kMaxReplicas]; /* this step's rows per replica */
   double gradient_scale;   /* replicas in sync / global rows: MEAN then gives the global mean */
-  struct params grads[kMaxReplicas];
+  struct mlp_params grads[kMaxReplicas];
 };
 
 /* One replica: read the mirrored weights, forward and backward its rows. */
@@ -75,42 +34,18 @@ static dist_status_t replica_step(dist_replica_context_t* replica, void* user_da
   struct step* step = user_data;
   int32_t r = 0;
   TRY(dist_replica_local_index(replica, &r));
-  struct params m;
-  bind_params(&m);
-  for (int i = 0; i < kParams; ++i) {
-    dist_buffer_t b = f32_buffer(m.p[i], kParamCount[i]);
+  struct mlp_params m;
+  mlp_bind(&m);
+  for (int i = 0; i < kMlpParams; ++i) {
+    dist_buffer_t b = f32_buffer(m.p[i], kMlpParamCount[i]);
     TRY(dist_variable_read(step->vars[i], replica, &b));
   }
-  struct params* g = &step->grads[r];
-  bind_params(g);
-  memset(g->storage, 0, sizeof g->storage);
-  const float* xs = step->x[r].data;
-  const int32_t* ys = step->y[r].data;
+  struct mlp_params* g = &step->grads[r];
+  mlp_bind(g);
   double loss = 0;
   int64_t correct = 0;
-  for (uint64_t s = 0; s < step->y[r].count; ++s) {
-    const float* x = xs + s * kDigitPixels;
-    float hidden[kHidden], probs[kDigitClasses], dlogits[kDigitClasses], dhidden[kHidden];
-    forward(&m, x, hidden, probs);
-    loss -= log(probs[ys[s]] + 1e-12);
-    correct += argmax(probs) == ys[s];
-    for (int k = 0; k < kDigitClasses; ++k) dlogits[k] = probs[k] - (k == ys[s]);
-    for (int j = 0; j < kHidden; ++j) {
-      float back = 0;
-      for (int k = 0; k < kDigitClasses; ++k) {
-        g->p[kW2][j * kDigitClasses + k] += hidden[j] * dlogits[k];
-        back += m.p[kW2][j * kDigitClasses + k] * dlogits[k];
-      }
-      dhidden[j] = hidden[j] > 0 ? back : 0;
-      g->p[kB1][j] += dhidden[j];
-    }
-    for (int k = 0; k < kDigitClasses; ++k) g->p[kB2][k] += dlogits[k];
-    for (int i = 0; i < kDigitPixels; ++i) {
-      if (x[i] == 0) continue;
-      for (int j = 0; j < kHidden; ++j) g->p[kW1][i * kHidden + j] += x[i] * dhidden[j];
-    }
-  }
-  for (int i = 0; i < kAllParams; ++i) g->storage[i] *= (float)step->gradient_scale;
+  mlp_backward(&m, step->x[r].data, step->y[r].data, step->y[r].count, g, &loss, &correct);
+  for (int i = 0; i < kMlpAllParams; ++i) g->storage[i] *= (float)step->gradient_scale;
   /* Metrics: each replica adds to its own copy; reads aggregate them. */
   dist_buffer_t lb = {&loss, 1, DIST_DTYPE_F64, DIST_MEMORY_HOST, NULL};
   dist_buffer_t cb = {&correct, 1, DIST_DTYPE_I64, DIST_MEMORY_HOST, NULL};
@@ -127,28 +62,22 @@ static uint64_t fnv1a(uint64_t hash, const void* data, size_t bytes) {
 /* FNV-1a of copy 0 of every weight; fails if another local copy differs. */
 static dist_status_t hash_weights(struct step* step, uint64_t* hash) {
   *hash = 1469598103934665603ull;
-  static float first[kDigitPixels * kHidden], other[kDigitPixels * kHidden];
-  for (int i = 0; i < kParams; ++i) {
+  static float first[kDigitPixels * kMlpHidden], other[kDigitPixels * kMlpHidden];
+  for (int i = 0; i < kMlpParams; ++i) {
     int32_t copies = 0;
     TRY(dist_variable_num_copies(step->vars[i], &copies));
-    dist_buffer_t b0 = f32_buffer(first, kParamCount[i]), b = f32_buffer(other, kParamCount[i]);
+    dist_buffer_t b0 = f32_buffer(first, kMlpParamCount[i]), b = f32_buffer(other, kMlpParamCount[i]);
     TRY(dist_variable_read_copy(step->vars[i], 0, &b0));
     for (int32_t c = 1; c < copies; ++c) {
       TRY(dist_variable_read_copy(step->vars[i], c, &b));
-      if (memcmp(first, other, sizeof(float) * kParamCount[i]) != 0) {
+      if (memcmp(first, other, sizeof(float) * kMlpParamCount[i]) != 0) {
         fprintf(stderr, "copy %d of weight %d differs from copy 0\n", (int)c, i);
         return DIST_ERR_INTERNAL;
       }
     }
-    *hash = fnv1a(*hash, first, sizeof(float) * kParamCount[i]);
+    *hash = fnv1a(*hash, first, sizeof(float) * kMlpParamCount[i]);
   }
   return DIST_OK;
-}
-
-/* Deterministic, identical on every worker: a small LCG. */
-static uint32_t next_random(uint64_t* state) {
-  *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-  return (uint32_t)(*state >> 32);
 }
 
 static dist_status_t create_model(dist_strategy_t* strategy, struct step* step) {
@@ -156,18 +85,14 @@ static dist_status_t create_model(dist_strategy_t* strategy, struct step* step) 
   TRY(dist_strategy_worker_index(strategy, &worker, &workers));
   /* Each worker draws different initial weights; creation broadcasts worker 0's. */
   uint64_t seed = 1234 + (uint64_t)worker;
-  struct params init;
-  bind_params(&init);
-  for (int i = 0; i < kAllParams; ++i) init.storage[i] = ((float)next_random(&seed) / 4294967296.0f - 0.5f) * 0.3f;
-  static const char* names[kParams] = {"dense/kernel", "dense/bias", "logits/kernel", "logits/bias"};
-  static const int64_t shapes[kParams][2] = {{kDigitPixels, kHidden}, {kHidden, 0}, {kHidden, kDigitClasses},
-                                             {kDigitClasses, 0}};
-  for (int i = 0; i < kParams; ++i) {
+  struct mlp_params init;
+  mlp_init(&init, seed);
+  for (int i = 0; i < kMlpParams; ++i) {
     dist_variable_options_t v = DIST_VARIABLE_OPTIONS_INIT;
     v.field_mask = DIST_VARIABLE_OPT_NAME | DIST_VARIABLE_OPT_SHAPE | DIST_VARIABLE_OPT_INITIAL_VALUE;
-    v.name = names[i];
-    v.shape = shapes[i];
-    v.rank = shapes[i][1] == 0 ? 1 : 2;
+    v.name = kMlpParamName[i];
+    v.shape = kMlpParamShape[i];
+    v.rank = kMlpParamShape[i][1] == 0 ? 1 : 2;
     v.initial_value = init.p[i];
     TRY(dist_variable_create(strategy, &v, &step->vars[i]));
   }
@@ -185,19 +110,13 @@ static dist_status_t create_model(dist_strategy_t* strategy, struct step* step) 
 }
 
 static double test_accuracy(struct step* step, const struct digits* data, int first) {
-  struct params m;
-  bind_params(&m);
-  for (int i = 0; i < kParams; ++i) {
-    dist_buffer_t b = f32_buffer(m.p[i], kParamCount[i]);
+  struct mlp_params m;
+  mlp_bind(&m);
+  for (int i = 0; i < kMlpParams; ++i) {
+    dist_buffer_t b = f32_buffer(m.p[i], kMlpParamCount[i]);
     if (dist_variable_read(step->vars[i], NULL, &b) != DIST_OK) return -1;
   }
-  int correct = 0;
-  for (int s = first; s < data->count; ++s) {
-    float hidden[kHidden], probs[kDigitClasses];
-    forward(&m, data->pixels + (size_t)s * kDigitPixels, hidden, probs);
-    correct += argmax(probs) == data->labels[s];
-  }
-  return (double)correct / (data->count - first);
+  return mlp_accuracy(&m, data, first, data->count);
 }
 
 /* Runs one epoch of global batches over the shuffled training set. */
@@ -207,10 +126,10 @@ static dist_status_t run_epoch(dist_strategy_t* strategy, struct step* step, dis
   int32_t replicas = 0, in_sync = 0;
   TRY(dist_strategy_num_local_replicas(strategy, &replicas));
   TRY(dist_strategy_num_replicas_in_sync(strategy, &in_sync));
-  dist_buffer_t grads[kMaxReplicas * kParams];
+  dist_buffer_t grads[kMaxReplicas * kMlpParams];
   for (int r = 0; r < replicas; ++r) {
-    bind_params(&step->grads[r]);
-    for (int i = 0; i < kParams; ++i) grads[r * kParams + i] = f32_buffer(step->grads[r].p[i], kParamCount[i]);
+    mlp_bind(&step->grads[r]);
+    for (int i = 0; i < kMlpParams; ++i) grads[r * kMlpParams + i] = f32_buffer(step->grads[r].p[i], kMlpParamCount[i]);
   }
   for (int start = 0; start < train; start += batch_size) {
     const int rows = start + batch_size <= train ? batch_size : train - start; /* the last batch is partial */
@@ -228,7 +147,7 @@ static dist_status_t run_epoch(dist_strategy_t* strategy, struct step* step, dis
     TRY(dist_strategy_split_batch(strategy, &ys, (uint64_t)count, step->y, replicas));
     step->gradient_scale = (double)in_sync / rows;
     TRY(dist_strategy_run(strategy, replica_step, step));
-    TRY(dist_strategy_apply_gradients(strategy, step->vars, grads, kParams, optimizer));
+    TRY(dist_strategy_apply_gradients(strategy, step->vars, grads, kMlpParams, optimizer));
   }
   return DIST_OK;
 }
@@ -237,7 +156,7 @@ dist_status_t digits_train(dist_strategy_t* strategy, const struct digits* data,
                            struct train_report* report) {
   const int epochs = options->epochs > 0 ? options->epochs : 20;
   const int batch_size = options->global_batch_size > 0 ? options->global_batch_size : 64;
-  const int train = data->count - kTest;
+  const int train = data->count - kDigitTestCount;
   struct step* step = calloc(1, sizeof *step);
   int* order = malloc(sizeof(int) * (size_t)train);
   float* xbuf = malloc(sizeof(float) * kDigitPixels * (size_t)batch_size);
@@ -257,12 +176,7 @@ dist_status_t digits_train(dist_strategy_t* strategy, const struct digits* data,
   for (int i = 0; i < train; ++i) order[i] = i;
   uint64_t shuffle = 42; /* the same permutation on every worker */
   for (int epoch = 1; status == DIST_OK && epoch <= epochs; ++epoch) {
-    for (int i = train - 1; i > 0; --i) {
-      const int j = (int)(next_random(&shuffle) % (uint32_t)(i + 1));
-      const int t = order[i];
-      order[i] = order[j];
-      order[j] = t;
-    }
+    digits_shuffle(order, train, &shuffle);
     double zero = 0;
     int64_t none = 0;
     dist_buffer_t lb = {&zero, 1, DIST_DTYPE_F64, DIST_MEMORY_HOST, NULL};
@@ -288,7 +202,7 @@ dist_status_t digits_train(dist_strategy_t* strategy, const struct digits* data,
     }
   }
   if (status == DIST_OK) status = hash_weights(step, &report->weights_hash);
-  for (int i = 0; i < kParams; ++i) dist_variable_destroy(step->vars[i]);
+  for (int i = 0; i < kMlpParams; ++i) dist_variable_destroy(step->vars[i]);
   dist_variable_destroy(step->loss_sum);
   dist_variable_destroy(step->correct);
   dist_optimizer_destroy(optimizer);
