@@ -39,6 +39,20 @@ dist_status_t go_replica_merge_call(dist_replica_context_t* replica, uintptr_t v
   return dist_replica_merge_call(replica, merge_trampoline, (void*)value, (void*)handle);
 }
 
+static void log_trampoline(const char* message, void* user_data) {
+  goServerLog((char*)message, (uintptr_t)user_data);
+}
+
+dist_status_t go_server_start(const dist_cluster_t* cluster, dist_server_options_t* options, uintptr_t log_handle,
+                              dist_server_t** server) {
+  if (log_handle != 0) {
+    options->field_mask |= DIST_SERVER_OPT_LOG;
+    options->log = log_trampoline;
+    options->log_user_data = (void*)log_handle;
+  }
+  return dist_server_start(cluster, options, server);
+}
+
 dist_status_t go_buffer_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, void* data,
                              uint64_t count, dist_dtype_t dtype, dist_op_t op) {
   dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};

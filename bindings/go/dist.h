@@ -26,6 +26,11 @@ dist_status_t go_collective(int kind, dist_comm_t* comm, int has_send, void* sen
 dist_status_t go_strategy_run(dist_strategy_t* strategy, uintptr_t handle);
 dist_status_t go_replica_merge_call(dist_replica_context_t* replica, uintptr_t value, uintptr_t handle);
 
+/* dist_server_start with, when log_handle is not 0, the log trampoline calling
+ * goServerLog with that cgo.Handle. */
+dist_status_t go_server_start(const dist_cluster_t* cluster, dist_server_options_t* options, uintptr_t log_handle,
+                              dist_server_t** server);
+
 /* Single-buffer calls of replicas and variables, with the descriptor built here. */
 enum { GO_VAR_READ, GO_VAR_ASSIGN, GO_VAR_ASSIGN_ADD, GO_VAR_ASSIGN_SUB, GO_REPLICA_ALL_REDUCE, GO_SET_RESULT };
 dist_status_t go_buffer_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, void* data,
