@@ -143,6 +143,32 @@ class OptimizerOptions(ctypes.Structure):
     ]
 
 
+# dist_log_fn_t: called from the server's threads, possibly concurrently.
+LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
+
+
+class ServerOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("address", ctypes.c_char_p),
+        ("token", ctypes.c_char_p),
+        ("token_file", ctypes.c_char_p),
+        ("checkpoint_dir", ctypes.c_char_p),
+        ("io_timeout_ms", ctypes.c_int64),
+        ("log", LOG_FN),
+        ("log_user_data", ctypes.c_void_p),
+    ]
+
+
+class CheckpointOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("token", ctypes.c_char_p),
+        ("token_file", ctypes.c_char_p),
+        ("timeout_ms", ctypes.c_int64),
+    ]
+
+
 _buf = ctypes.POINTER(Buffer)
 _i32_out = ctypes.POINTER(ctypes.c_int32)
 _i64_out = ctypes.POINTER(ctypes.c_int64)
@@ -253,6 +279,16 @@ _PROTOTYPES = {
     "dist_strategy_batch_all_reduce": (status_t, [handle_p, ctypes.c_int32, _buf, ctypes.c_size_t]),
     "dist_strategy_apply_gradients": (status_t, [handle_p, ctypes.POINTER(ctypes.c_void_p), _buf, ctypes.c_size_t,
                                                  handle_p]),
+    "dist_server_start": (status_t, [handle_p, ctypes.POINTER(ServerOptions), _out_handle]),
+    "dist_server_address": (status_t, [handle_p, _out_str]),
+    "dist_server_describe": (status_t, [handle_p, _out_owned_str]),
+    "dist_server_join": (status_t, [handle_p, ctypes.c_int64]),
+    "dist_server_stop": (status_t, [handle_p]),
+    "dist_server_destroy": (None, [handle_p]),
+    "dist_checkpoint_save": (status_t, [handle_p, ctypes.c_char_p, ctypes.c_int64,
+                                        ctypes.POINTER(CheckpointOptions), _out_owned_str]),
+    "dist_checkpoint_restore": (status_t, [handle_p, ctypes.c_char_p, ctypes.POINTER(CheckpointOptions),
+                                           _out_owned_str]),
 }
 
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():
