@@ -281,9 +281,7 @@ pub const DIST_OPTIMIZER_OPT_BETA_1: u64 = 1 << 4;
 pub const DIST_OPTIMIZER_OPT_BETA_2: u64 = 1 << 5;
 pub const DIST_OPTIMIZER_OPT_EPSILON: u64 = 1 << 6;
 
-// Parameter server and checkpoint option bits. The server and checkpoint
-// functions are not declared yet (bindings/coverage_exceptions.txt); the bits
-// are, so that the layout test keeps covering every constant of the header.
+// Parameter server and checkpoint option bits.
 pub const DIST_SERVER_OPT_ADDRESS: u64 = 1 << 0;
 pub const DIST_SERVER_OPT_TOKEN: u64 = 1 << 1;
 pub const DIST_SERVER_OPT_TOKEN_FILE: u64 = 1 << 2;
@@ -572,7 +570,7 @@ extern "C" {
     pub fn dist_optimizer_destroy(optimizer: *mut dist_optimizer_t);
     pub fn dist_optimizer_iterations(optimizer: *const dist_optimizer_t, iterations: *mut i64) -> dist_status_t;
 
-    // Parameter server (raw declarations only; the safe crate does not wrap them yet).
+    // Parameter servers and checkpoints.
     pub fn dist_server_start(cluster: *const dist_cluster_t, options: *const dist_server_options_t, server: *mut *mut dist_server_t) -> dist_status_t;
     pub fn dist_server_address(server: *const dist_server_t, address: *mut *const c_char) -> dist_status_t;
     pub fn dist_server_describe(server: *const dist_server_t, json: *mut *mut c_char) -> dist_status_t;

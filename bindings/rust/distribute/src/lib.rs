@@ -70,6 +70,7 @@ mod input;
 mod optimizer;
 mod replica;
 mod request;
+mod server;
 mod strategy;
 mod strings;
 mod variable;
@@ -83,6 +84,7 @@ pub use input::InputContext;
 pub use optimizer::{Optimizer, OptimizerKind};
 pub use replica::Replica;
 pub use request::Request;
+pub use server::{checkpoint_restore, checkpoint_save, CheckpointOptions, LogFn, Server, ServerOptions};
 pub use strategy::{Communication, Strategy, StrategyKind, StrategyOptions};
 pub use variable::{Aggregation, Synchronization, Variable, VariableOptions};
 
