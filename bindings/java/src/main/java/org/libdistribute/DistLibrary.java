@@ -139,6 +139,32 @@ interface DistLibrary extends Library {
     public double epsilon;
   }
 
+  /** dist_log_fn_t: called from the server's threads, possibly concurrently. */
+  interface LogFn extends Callback {
+    void invoke(String message, Pointer userData);
+  }
+
+  @Structure.FieldOrder({"field_mask", "address", "token", "token_file", "checkpoint_dir", "io_timeout_ms", "log",
+      "log_user_data"})
+  class ServerOptionsStruct extends Structure {
+    public long field_mask;
+    public String address;
+    public String token;
+    public String token_file;
+    public String checkpoint_dir;
+    public long io_timeout_ms;
+    public LogFn log;
+    public Pointer log_user_data;
+  }
+
+  @Structure.FieldOrder({"field_mask", "token", "token_file", "timeout_ms"})
+  class CheckpointOptionsStruct extends Structure {
+    public long field_mask;
+    public String token;
+    public String token_file;
+    public long timeout_ms;
+  }
+
   /** dist_replica_fn_t: JNA attaches the library's replica thread to the JVM for the call. */
   interface ReplicaFn extends Callback {
     int invoke(Pointer replica, Pointer userData);
@@ -259,4 +285,15 @@ interface DistLibrary extends Library {
   int dist_strategy_batch_all_reduce(Pointer strategy, int op, BufferStruct[] buffers, SizeT n);
   int dist_strategy_apply_gradients(Pointer strategy, Pointer[] vars, BufferStruct[] grads, SizeT n,
       Pointer optimizer);
+
+  int dist_server_start(Pointer cluster, ServerOptionsStruct options, PointerByReference server);
+  int dist_server_address(Pointer server, PointerByReference address);
+  int dist_server_describe(Pointer server, PointerByReference json);
+  int dist_server_join(Pointer server, long timeoutMs);
+  int dist_server_stop(Pointer server);
+  void dist_server_destroy(Pointer server);
+  int dist_checkpoint_save(Pointer cluster, String root, long step, CheckpointOptionsStruct options,
+      PointerByReference path);
+  int dist_checkpoint_restore(Pointer cluster, String directory, CheckpointOptionsStruct options,
+      PointerByReference path);
 }

@@ -108,6 +108,13 @@ public class ConstantsTest {
     java.put("DIST_OPTIMIZER_OPT_BETA_1", Optimizer.OPT_BETA_1);
     java.put("DIST_OPTIMIZER_OPT_BETA_2", Optimizer.OPT_BETA_2);
     java.put("DIST_OPTIMIZER_OPT_EPSILON", Optimizer.OPT_EPSILON);
+    String[] serverOpts = {"ADDRESS", "TOKEN", "TOKEN_FILE", "CHECKPOINT_DIR", "IO_TIMEOUT_MS", "LOG"};
+    long[] serverOptValues = {Server.OPT_ADDRESS, Server.OPT_TOKEN, Server.OPT_TOKEN_FILE, Server.OPT_CHECKPOINT_DIR,
+        Server.OPT_IO_TIMEOUT_MS, Server.OPT_LOG};
+    for (int i = 0; i < serverOpts.length; i++) java.put("DIST_SERVER_OPT_" + serverOpts[i], serverOptValues[i]);
+    java.put("DIST_CHECKPOINT_OPT_TOKEN", Checkpoints.OPT_TOKEN);
+    java.put("DIST_CHECKPOINT_OPT_TOKEN_FILE", Checkpoints.OPT_TOKEN_FILE);
+    java.put("DIST_CHECKPOINT_OPT_TIMEOUT_MS", Checkpoints.OPT_TIMEOUT_MS);
     assertTrue("header parse found " + h.size(), h.size() > 60);
     for (Map.Entry<String, Long> e : java.entrySet()) {
       assertEquals(e.getKey(), h.get(e.getKey()), e.getValue());
@@ -115,7 +122,7 @@ public class ConstantsTest {
     // Every value of the header's enumerations has its Java counterpart.
     for (String name : h.keySet()) {
       if (name.matches("DIST_(ERR|RESOLVER|ALLREDUCE|COMM_PATH|COLLECTIVE|DTYPE|OP|STRATEGY|COMMUNICATION|SYNC|AGGREGATION"
-          + "|VARIABLE_OPT|OPTIMIZER)_\\w+")) {
+          + "|VARIABLE_OPT|OPTIMIZER|SERVER_OPT|CHECKPOINT_OPT)_\\w+")) {
         assertTrue(name + " has no Java counterpart", java.containsKey(name));
       }
     }
