@@ -211,6 +211,55 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         foreach(close, (mine, input, sgd, v, s))
     end
 
+    @testset "parameter server and checkpoints" begin
+        token = "julia-binding-test-token"
+        lines = String[]
+        line_lock = ReentrantLock()
+        server = Server(; address = "127.0.0.1:0", token = token, log = l -> lock(() -> push!(lines, l), line_lock))
+        a = address(server)
+        @test occursin(r"^127\.0\.0\.1:[1-9][0-9]*$", a)
+        described = server_description(server)
+        @test occursin("\"address\":\"$a\"", described) && occursin("\"variables\":[]", described)
+        @test lock(() -> any(occursin("serving at", l) for l in lines), line_lock)
+        e = try join_server(server, 30); nothing catch err; err end
+        @test e isa DistError && e.status == Distribute.DIST_ERR_TIMEOUT
+
+        cluster = cluster_from_json("{\"cluster\":{\"ps\":[\"$a\"],\"worker\":[\"127.0.0.1:1\"]}," *
+                                    "\"task\":{\"type\":\"worker\",\"index\":0}}")
+        root = mktempdir()
+        path = checkpoint_save(cluster, root, 6; token = token, timeout_ms = 20000)
+        @test path == joinpath(root, "ckpt-6")
+        shard = joinpath(path, "shard-00000-of-00001.ckpt")
+        @test isfile(shard) && isfile(joinpath(path, "manifest.json")) && isfile(joinpath(root, "LATEST"))
+        @test checkpoint_restore(cluster, root; token = token, timeout_ms = 20000) == path
+        e = try checkpoint_save(cluster, root, 7; token = "wrong-token"); nothing catch err; err end
+        @test e isa DistError && e.status == Distribute.DIST_ERR_AUTH && occursin("ps:0", e.message)
+        bytes = read(shard)
+        bytes[4] ⊻= 0xff
+        write(shard, bytes)
+        e = try checkpoint_restore(cluster, root; token = token); nothing catch err; err end
+        @test e isa DistError && e.status == Distribute.DIST_ERR_INVALID_ARGUMENT &&
+              occursin("is corrupt", e.message) && occursin("shard-00000-of-00001.ckpt", e.message)
+        @test_throws DistError Server(; address = "127.0.0.1:0", token = token, checkpoint_dir = root)
+
+        stop(server)
+        join_server(server, 5000)
+        close(server)
+        close(server)   # idempotent
+        @test_throws DistError address(server)
+        close(cluster)
+        rm(root; recursive = true)
+
+        e = try Server(; address = "127.0.0.1", token = token); nothing catch err; err end
+        @test e isa DistError && e.status == Distribute.DIST_ERR_INVALID_ARGUMENT && occursin("127.0.0.1", e.message)
+        withenv("DIST_CLUSTER_TOKEN" => nothing, "DIST_CLUSTER_TOKEN_FILE" => nothing) do
+            e = try Server(; address = "127.0.0.1:0"); nothing catch err; err end
+            @test e isa DistError && occursin("needs the cluster token", e.message)
+        end
+        @test Distribute.SERVER_OPT_LOG == UInt64(1) << 5 && sizeof(Distribute.ServerOptionsC) == 64
+        @test sizeof(Distribute.CheckpointOptionsC) == 32
+    end
+
     @testset "strategy example on two ranks" begin
         launcher = joinpath(BUILD, "tools", "dist-run", "dist-run")
         project = normpath(joinpath(@__DIR__, ".."))
