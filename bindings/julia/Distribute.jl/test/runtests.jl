@@ -37,6 +37,23 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         @test sizeof(Distribute.DistBuffer) == 32
     end
 
+    @testset "struct layouts match the header" begin
+        # bindings/c_layout.py: every struct as the C compiler lays it out.
+        report = readlines(`python3 $(joinpath(REPO, "bindings", "c_layout.py"))`)
+        @test length(report) >= 9
+        for line in report
+            cname, size, _, fields... = split(line)
+            stem = join(uppercasefirst.(split(cname[length("dist_") + 1:end - length("_t")], "_")))
+            T = cname == "dist_buffer_t" ? Distribute.DistBuffer : getfield(Distribute, Symbol(stem, "C"))
+            @test sizeof(T) == parse(Int, size)
+            @test [String(n) for n in fieldnames(T)] == [first(split(f, ":")) for f in fields]
+            for (i, f) in enumerate(fields)
+                _, offset, bytes = split(f, ":")
+                @test fieldoffset(T, i) == parse(Int, offset) && sizeof(fieldtype(T, i)) == parse(Int, bytes)
+            end
+        end
+    end
+
     @testset "error mapping" begin
         err = try
             resolve_cluster(:tf_config; env = ["TF_CONFIG={\"cluster\": {\"worker\": 3}}"])
@@ -213,6 +230,12 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
 
     @testset "parameter server and checkpoints" begin
         token = "julia-binding-test-token"
+        header = read(joinpath(REPO, "include", "c_api.h"), String)
+        bits = collect(eachmatch(r"#define DIST_((?:SERVER|CHECKPOINT)_OPT_\w+)\s+\(1ull << (\d+)\)", header))
+        @test length(bits) == 9
+        for m in bits
+            @test getfield(Distribute, Symbol(m[1])) == UInt64(1) << parse(Int, m[2])
+        end
         lines = String[]
         line_lock = ReentrantLock()
         server = Server(; address = "127.0.0.1:0", token = token, log = l -> lock(() -> push!(lines, l), line_lock))
@@ -256,8 +279,6 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
             e = try Server(; address = "127.0.0.1:0"); nothing catch err; err end
             @test e isa DistError && occursin("needs the cluster token", e.message)
         end
-        @test Distribute.SERVER_OPT_LOG == UInt64(1) << 5 && sizeof(Distribute.ServerOptionsC) == 64
-        @test sizeof(Distribute.CheckpointOptionsC) == 32
     end
 
     @testset "strategy example on two ranks" begin
