@@ -573,6 +573,27 @@ DIST_EXPORT void dist_request_free(dist_request_t* request);
  *   CENTRAL_STORAGE        one process; ON_WRITE variables are held once on the
  *                          host, computation is replicated on the local devices
  *                          and updates are aggregated before they are applied.
+ *   PARAMETER_SERVER       tf.distribute's ParameterServerStrategy: variables live
+ *                          on the tasks of the cluster's "ps" job (standard
+ *                          servers: dist-server or dist_server_start), every
+ *                          read and update is a request to them. Workers run
+ *                          the same program independently, asynchronously to
+ *                          each other: no cross-worker collective,
+ *                          num_replicas_in_sync = local replicas (as for
+ *                          MIRRORED: num_cpu_devices, else one per GPU, else 1).
+ *                          The cluster is the context's, else options.cluster;
+ *                          the token is options.token / token_file, else
+ *                          DIST_CLUSTER_TOKEN, else DIST_CLUSTER_TOKEN_FILE.
+ *                          This worker is the cluster's task (chief first, then
+ *                          the workers: worker_index and num_workers). Servers
+ *                          are connected when first used; a server that is down
+ *                          or dies fails the calls that need it with
+ *                          DIST_ERR_UNAVAILABLE or DIST_ERR_PEER_FAILED naming
+ *                          it ("parameter server ps:1 (host:port) ..."), and
+ *                          the next call reconnects once it is back at the same
+ *                          address (re-creating this worker's variables there;
+ *                          a server restarted with its checkpoint_dir restores
+ *                          them from its latest checkpoint).
  *
  * Replicas are numbered in the sync group worker-major: replica id =
  * worker rank * local replicas + local index. "Cross-replica context" is the
@@ -602,6 +623,7 @@ typedef int32_t dist_strategy_kind_t;
 #define DIST_STRATEGY_MIRRORED              1
 #define DIST_STRATEGY_MULTI_WORKER_MIRRORED 2
 #define DIST_STRATEGY_CENTRAL_STORAGE       3
+#define DIST_STRATEGY_PARAMETER_SERVER      4
 
 /* Cross-worker communication (TF's CommunicationImplementation). NCCL needs
  * device buffers, which the collectives do not take yet: asking for it is
@@ -617,12 +639,24 @@ typedef int32_t dist_communication_t;
 #define DIST_STRATEGY_OPT_BYTES_PER_PACK  (1ull << 3)
 #define DIST_STRATEGY_OPT_TIMEOUT_SECONDS (1ull << 4)
 #define DIST_STRATEGY_OPT_BIND_THREADS    (1ull << 5)
+#define DIST_STRATEGY_OPT_CLUSTER         (1ull << 6)
+#define DIST_STRATEGY_OPT_TOKEN           (1ull << 7)
+#define DIST_STRATEGY_OPT_TOKEN_FILE      (1ull << 8)
+#define DIST_STRATEGY_OPT_PLACEMENT       (1ull << 9)
+
+/* PARAMETER_SERVER: which server each new variable (each shard of a partitioned
+ * one) goes to, in creation order. */
+typedef int32_t dist_placement_t;
+#define DIST_PLACEMENT_ROUND_ROBIN  0 /* servers 0, 1, 2, ... in turn (TF's default) */
+#define DIST_PLACEMENT_GREEDY_BYTES 1 /* the server holding the fewest bytes so far,
+                                         the lowest index on ties (TF's
+                                         GreedyLoadBalancingStrategy by bytes) */
 
 typedef struct dist_strategy_options {
   uint64_t field_mask;
   dist_strategy_kind_t kind;           /* default DIST_STRATEGY_ONE_DEVICE */
-  /* Logical CPU devices = local replicas of MIRRORED, MULTI_WORKER_MIRRORED and
-   * CENTRAL_STORAGE (1..64). Default: one per GPU this process can use, else 1.
+  /* Logical CPU devices = local replicas of MIRRORED, MULTI_WORKER_MIRRORED,
+   * CENTRAL_STORAGE and PARAMETER_SERVER (1..64). Default: one per GPU this process can use, else 1.
    * ONE_DEVICE accepts only 1. */
   int32_t num_cpu_devices;
   dist_communication_t communication;  /* default DIST_COMMUNICATION_AUTO */
@@ -630,13 +664,25 @@ typedef struct dist_strategy_options {
    * dist_strategy_batch_all_reduce: small tensors are packed together, large
    * ones split. 0 (the default) picks 8 MiB. */
   uint64_t bytes_per_pack;
-  /* Deadline of each cross-worker collective; default: the context's. */
+  /* Deadline of each cross-worker collective; default: the context's.
+   * PARAMETER_SERVER: of each call's requests to the servers (a synchronous
+   * read's wait included); default 60. */
   double timeout_seconds;
   /* Nonzero: each replica thread is bound to its own core, hwloc spreading the
    * local replicas over the cores this process may use. Default 0 (the OS
    * schedules them; better on a machine shared with other jobs). Needs hwloc
    * (DIST_ERR_UNSUPPORTED without it). */
   int32_t bind_threads;
+  /* PARAMETER_SERVER: the cluster whose "ps" job holds the variables, when
+   * there is no context (borrowed; it must outlive the strategy). With a
+   * context, the context's cluster is used and this must be unset. */
+  const dist_cluster_t* cluster;
+  /* PARAMETER_SERVER: the cluster token the servers expect, or a file holding
+   * it; default DIST_CLUSTER_TOKEN, then DIST_CLUSTER_TOKEN_FILE. */
+  const char* token;
+  const char* token_file;
+  /* PARAMETER_SERVER: default DIST_PLACEMENT_ROUND_ROBIN. */
+  dist_placement_t placement;
 } dist_strategy_options_t;
 
 #ifdef __cplusplus
@@ -646,7 +692,10 @@ typedef struct dist_strategy_options {
 #endif
 
 /* Creates a strategy. context may be NULL for every kind (a single worker);
- * MULTI_WORKER_MIRRORED with a context is collective over its world. */
+ * MULTI_WORKER_MIRRORED with a context is collective over its world.
+ * PARAMETER_SERVER needs a cluster with a "ps" job (context or options.cluster)
+ * and a cluster token; it is not collective and contacts no server yet. The
+ * options cluster, token, token_file and placement are refused by other kinds. */
 DIST_EXPORT dist_status_t dist_strategy_create(dist_context_t* context,
                                                const dist_strategy_options_t* options,
                                                dist_strategy_t** strategy);
@@ -662,14 +711,18 @@ DIST_EXPORT dist_status_t dist_strategy_num_local_replicas(const dist_strategy_t
 /* The i-th local device, "/job:worker/replica:0/task:1/device:CPU:0" (borrowed). */
 DIST_EXPORT dist_status_t dist_strategy_device(const dist_strategy_t* strategy, int32_t i,
                                                const char** device);
-/* The cluster of the strategy's context (borrowed), NULL without a context. */
+/* The cluster of the strategy's context, or PARAMETER_SERVER's options.cluster
+ * (borrowed); NULL without either. */
 DIST_EXPORT dist_status_t dist_strategy_cluster(const dist_strategy_t* strategy,
                                                 const dist_cluster_t** cluster);
 /* This worker's task type ("worker", "chief"; NULL alone) and id (-1 alone). */
 DIST_EXPORT dist_status_t dist_strategy_task_type(const dist_strategy_t* strategy,
                                                   const char** task_type);
 DIST_EXPORT dist_status_t dist_strategy_task_id(const dist_strategy_t* strategy, int32_t* task_id);
-/* This worker's index among the workers (the context rank; 0 alone) and their count. */
+/* This worker's index among the workers (the context rank; 0 alone) and their
+ * count. PARAMETER_SERVER: the same (without a context: this task's place
+ * among the chief and workers of options.cluster), though its workers do not
+ * sync. */
 DIST_EXPORT dist_status_t dist_strategy_worker_index(const dist_strategy_t* strategy,
                                                      int32_t* index, int32_t* num_workers);
 
@@ -821,6 +874,39 @@ DIST_EXPORT dist_status_t dist_strategy_split_batch(const dist_strategy_t* strat
  * Creation is collective: the chief's (worker 0's) initial value is broadcast so
  * every worker starts identical. Replica-context assign* is collective for
  * ON_WRITE variables (every local replica, every worker).
+ *
+ * Under PARAMETER_SERVER a variable (AUTO/ON_WRITE; ON_READ is refused, and
+ * so is an aggregation other than NONE) lives on the ps tasks, split into
+ * shards by rows (its first dimension) when a partitioner is set, the shards
+ * placed by the strategy's placement policy, or with options.colocate_with.
+ * Every worker that creates the same variables in the same order places them
+ * alike (dist_variable_shard tells where); creation is not collective: the
+ * first creation of a name on the servers sets its initial value, optimizer
+ * and synchronous settings, later ones (other workers, or retries) find it
+ * there and leave it. Names are therefore the variables' identities: a
+ * strategy refuses a second live variable of the same name (one destroyed may
+ * be created again, with the same shape, and finds its values on the servers).
+ * Each read pulls every shard into the caller's buffer (all shards in flight
+ * together); each assign* is applied on the servers as it is made, in replica
+ * context as in cross-replica context (no aggregation across replicas: N
+ * assign_add calls add N values). Updates from several workers are applied
+ * atomically per shard, in arrival order. There are no local copies
+ * (dist_variable_num_copies is 0). dist_variable_apply_gradient and the row
+ * calls below are for these variables only; the options optimizer, the
+ * partitioners, colocate_with and the synchronous settings are refused by the
+ * other kinds.
+ *
+ * Synchronous training (options.sync_gradients, TF's SyncReplicasOptimizer):
+ * each shard sums the gradients of a round, at most one per worker, until
+ * replicas_to_aggregate have arrived, then applies their mean with the
+ * optimizer once. A gradient computed from a value more than max_staleness
+ * updates old is dropped (a late or backup worker's). After this worker's
+ * gradient joined a round, its next dist_variable_read waits until that round
+ * has been applied (up to the strategy's timeout, then DIST_ERR_TIMEOUT), so
+ * workers step together. With several local replicas, combine their gradients
+ * first (dist_replica_all_reduce) and push once per step: a second gradient of
+ * one worker in one round is dropped. Sparse gradients (apply_rows) are
+ * asynchronous only.
  * ================================================================================ */
 
 typedef struct dist_variable dist_variable_t;
@@ -843,6 +929,15 @@ typedef int32_t dist_aggregation_t;
 #define DIST_VARIABLE_OPT_INITIAL_VALUE   (1ull << 3)
 #define DIST_VARIABLE_OPT_SYNCHRONIZATION (1ull << 4)
 #define DIST_VARIABLE_OPT_AGGREGATION     (1ull << 5)
+#define DIST_VARIABLE_OPT_OPTIMIZER       (1ull << 6)
+#define DIST_VARIABLE_OPT_NUM_SHARDS      (1ull << 7)
+#define DIST_VARIABLE_OPT_MAX_SHARD_BYTES (1ull << 8)
+#define DIST_VARIABLE_OPT_MIN_SHARD_BYTES (1ull << 9)
+#define DIST_VARIABLE_OPT_MAX_SHARDS      (1ull << 10)
+#define DIST_VARIABLE_OPT_COLOCATE_WITH   (1ull << 11)
+#define DIST_VARIABLE_OPT_SYNC_GRADIENTS  (1ull << 12)
+#define DIST_VARIABLE_OPT_REPLICAS_TO_AGGREGATE (1ull << 13)
+#define DIST_VARIABLE_OPT_MAX_STALENESS   (1ull << 14)
 
 #define DIST_MAX_RANK 8
 
@@ -855,6 +950,36 @@ typedef struct dist_variable_options {
   const void* initial_value;              /* all elements, row-major; default zeros */
   dist_synchronization_t synchronization; /* default DIST_SYNC_AUTO */
   dist_aggregation_t aggregation;         /* default DIST_AGGREGATION_NONE */
+  /* PARAMETER_SERVER only. The servers' optimizer of dist_variable_apply_gradient
+   * and dist_variable_apply_rows for this variable, with its own
+   * hyperparameters (any kind; f32/f64 variables). Read during the call.
+   * Unset: gradients are refused. */
+  const struct dist_optimizer_options* optimizer;
+  /* PARAMETER_SERVER only: the partitioner, which splits the rows (first
+   * dimension) into contiguous shards whose sizes differ by at most one row,
+   * never more shards than rows. At most one of num_shards, max_shard_bytes and
+   * min_shard_bytes; default one shard.
+   *   num_shards (>= 1): that many shards (TF's FixedShardsPartitioner);
+   *   max_shard_bytes (> 0, at least one row): as few shards as keep each at
+   *     most that size, but at most max_shards when it is set (TF's
+   *     MaxSizePartitioner);
+   *   min_shard_bytes (> 0): the variable's bytes / min_shard_bytes shards
+   *     (rounded down), at most max_shards (default 1), at least one (TF's
+   *     MinSizePartitioner; a shard can fall short by part of a row). */
+  int32_t num_shards;
+  uint64_t max_shard_bytes;
+  uint64_t min_shard_bytes;
+  int32_t max_shards; /* >= 1; with max_shard_bytes or min_shard_bytes only */
+  /* PARAMETER_SERVER only: a variable of the same strategy created before;
+   * shard i goes to the server of its shard (i mod its shard count). */
+  const dist_variable_t* colocate_with;
+  /* PARAMETER_SERVER only: nonzero makes apply_gradient synchronous (see
+   * above). replicas_to_aggregate (1 .. num_workers of
+   * dist_strategy_worker_index, its default) and max_staleness (>= 0, default
+   * 0) need it. */
+  int32_t sync_gradients;
+  int32_t replicas_to_aggregate;
+  int32_t max_staleness;
 } dist_variable_options_t;
 
 #ifdef __cplusplus
@@ -894,16 +1019,60 @@ DIST_EXPORT dist_status_t dist_variable_assign_add(dist_variable_t* variable,
 DIST_EXPORT dist_status_t dist_variable_assign_sub(dist_variable_t* variable,
                                                    dist_replica_context_t* replica,
                                                    const dist_buffer_t* value);
+/* ---- Variables on parameter servers (PARAMETER_SERVER only) -------------------
+ * replica as for dist_variable_read. Other strategies' variables fail with
+ * DIST_ERR_INVALID_ARGUMENT. */
+
+/* Sends `gradient` (the variable's dtype and count) to the servers, where each
+ * shard applies it with the variable's optimizer (options.optimizer),
+ * asynchronously to other workers, or into the current round when the
+ * variable is synchronous. A variable without an optimizer, or of another
+ * strategy kind, is DIST_ERR_INVALID_ARGUMENT. */
+DIST_EXPORT dist_status_t dist_variable_apply_gradient(dist_variable_t* variable,
+                                                       dist_replica_context_t* replica,
+                                                       const dist_buffer_t* gradient);
+/* Sparse pull of an embedding table: rows[i] (in [0, shape[0])) of the
+ * variable into out, count rows of row elements (the product of shape[1..]),
+ * in the order given; duplicates are allowed; count 0 does nothing (rows may
+ * then be NULL). Only the shards holding them are asked. A scalar is one row.
+ * Buffers have the variable's dtype and count * row elements elements; a row
+ * out of range is DIST_ERR_INVALID_ARGUMENT before anything is sent. */
+DIST_EXPORT dist_status_t dist_variable_read_rows(dist_variable_t* variable,
+                                                  dist_replica_context_t* replica,
+                                                  const int64_t* rows, uint64_t count,
+                                                  const dist_buffer_t* out);
+/* Sparse push: adds values' row i to row rows[i] on the servers (scatter-add;
+ * a row listed twice gets both). */
+DIST_EXPORT dist_status_t dist_variable_add_rows(dist_variable_t* variable,
+                                                 dist_replica_context_t* replica,
+                                                 const int64_t* rows, uint64_t count,
+                                                 const dist_buffer_t* values);
+/* Sparse gradient: the optimizer updates rows[i] with gradients' row i
+ * (gradients of a row listed twice are summed first: one step per row) and
+ * touches no other row (nor its slots). Asynchronous variables only. */
+DIST_EXPORT dist_status_t dist_variable_apply_rows(dist_variable_t* variable,
+                                                   dist_replica_context_t* replica,
+                                                   const int64_t* rows, uint64_t count,
+                                                   const dist_buffer_t* gradients);
+/* How many shards hold the variable (0 when it is not on parameter servers),
+ * and which server (index in the "ps" job) and rows [first_row, first_row +
+ * rows) shard i holds. Local queries: no server is asked. */
+DIST_EXPORT dist_status_t dist_variable_num_shards(const dist_variable_t* variable, int32_t* count);
+DIST_EXPORT dist_status_t dist_variable_shard(const dist_variable_t* variable, int32_t i,
+                                              int32_t* server, uint64_t* first_row, uint64_t* rows);
+
 /* Local copy i of the variable as it is stored (a test of the mirroring);
- * *count copies: local replicas, or 1 for CENTRAL_STORAGE ON_WRITE. */
+ * *count copies: local replicas, or 1 for CENTRAL_STORAGE ON_WRITE, 0 under
+ * PARAMETER_SERVER. */
 DIST_EXPORT dist_status_t dist_variable_num_copies(const dist_variable_t* variable, int32_t* count);
 DIST_EXPORT dist_status_t dist_variable_read_copy(const dist_variable_t* variable, int32_t i,
                                                   const dist_buffer_t* out);
 
 /* ---- Gradients and optimizers ----------------------------------------------------
- * An optimizer holds the slots (momentum, Adam moments) of the variables it
- * updates and its step count. It applies the same arithmetic, in the same order,
- * on every worker, so mirrored copies stay bit-identical. f32 and f64 variables.
+ * An optimizer holds the slots (momentum, Adagrad accumulators, Adam moments) of
+ * the variables it updates and its step count. It applies the same arithmetic,
+ * in the same order, on every worker, so mirrored copies stay bit-identical.
+ * f32 and f64 variables.
  * Thread rules: used by one thread at a time. */
 
 typedef struct dist_optimizer dist_optimizer_t;
@@ -913,6 +1082,9 @@ typedef int32_t dist_optimizer_kind_t;
 #define DIST_OPTIMIZER_MOMENTUM 1 /* v = momentum * v - lr * g; var += v (nesterov:
                                      var += momentum * v - lr * g), as Keras SGD */
 #define DIST_OPTIMIZER_ADAM     2 /* Keras Adam: m, v moments, bias-corrected lr */
+#define DIST_OPTIMIZER_ADAGRAD  3 /* Keras Adagrad: acc += g * g (acc starts at
+                                     initial_accumulator_value);
+                                     var -= lr * g / (sqrt(acc) + epsilon) */
 
 #define DIST_OPTIMIZER_OPT_KIND          (1ull << 0)
 #define DIST_OPTIMIZER_OPT_LEARNING_RATE (1ull << 1)
@@ -921,6 +1093,7 @@ typedef int32_t dist_optimizer_kind_t;
 #define DIST_OPTIMIZER_OPT_BETA_1        (1ull << 4)
 #define DIST_OPTIMIZER_OPT_BETA_2        (1ull << 5)
 #define DIST_OPTIMIZER_OPT_EPSILON       (1ull << 6)
+#define DIST_OPTIMIZER_OPT_INITIAL_ACCUMULATOR_VALUE (1ull << 7)
 
 typedef struct dist_optimizer_options {
   uint64_t field_mask;
@@ -930,7 +1103,8 @@ typedef struct dist_optimizer_options {
   int32_t nesterov;           /* MOMENTUM; default 0 */
   double beta_1;              /* ADAM; default 0.9; in [0, 1) */
   double beta_2;              /* ADAM; default 0.999; in [0, 1) */
-  double epsilon;             /* ADAM; default 1e-7; > 0 */
+  double epsilon;             /* ADAM, ADAGRAD; default 1e-7; > 0 */
+  double initial_accumulator_value; /* ADAGRAD; default 0.1; >= 0 */
 } dist_optimizer_options_t;
 
 #ifdef __cplusplus

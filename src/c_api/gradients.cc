@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "c_api/guard.h"
+#include "c_api/optimizer_options.h"
 #include "c_api/strategy_handles.h"
 #include "strategy/fused_all_reduce.h"
 
@@ -11,21 +12,6 @@ using dist::require;
 
 namespace dist {
 namespace {
-
-OptimizerConfig read_optimizer_options(const dist_optimizer_options_t* in) {
-  OptimizerConfig out;
-  if (in == nullptr) return out;
-  auto has = [in](uint64_t bit) { return (in->field_mask & bit) != 0; };
-  if (has(DIST_OPTIMIZER_OPT_KIND)) out.kind = optimizer_kind_from_int(in->kind);
-  if (out.kind == OptimizerKind::kAdam) out.learning_rate = 0.001;
-  if (has(DIST_OPTIMIZER_OPT_LEARNING_RATE)) out.learning_rate = in->learning_rate;
-  if (has(DIST_OPTIMIZER_OPT_MOMENTUM)) out.momentum = in->momentum;
-  if (has(DIST_OPTIMIZER_OPT_NESTEROV)) out.nesterov = in->nesterov != 0;
-  if (has(DIST_OPTIMIZER_OPT_BETA_1)) out.beta_1 = in->beta_1;
-  if (has(DIST_OPTIMIZER_OPT_BETA_2)) out.beta_2 = in->beta_2;
-  if (has(DIST_OPTIMIZER_OPT_EPSILON)) out.epsilon = in->epsilon;
-  return out;
-}
 
 // buffers[r * n + i] as per_replica[r][i].
 std::vector<std::vector<TensorRef>> per_replica_tensors(const Strategy& strategy, const dist_buffer_t* buffers,
@@ -45,6 +31,10 @@ std::vector<std::vector<TensorRef>> per_replica_tensors(const Strategy& strategy
 void check_trainable(const Strategy& strategy, const Variable& variable, const TensorRef& gradient, size_t i) {
   if (&variable.strategy() != &strategy) {
     fail_invalid("vars[" + std::to_string(i) + "] ('" + variable.name() + "') belongs to another strategy");
+  }
+  if (variable.on_servers()) {
+    fail_invalid("vars[" + std::to_string(i) + "] ('" + variable.name() +
+                 "') lives on the parameter servers: use dist_variable_apply_gradient");
   }
   if (variable.synchronization() == Synchronization::kOnRead) {
     fail_invalid("vars[" + std::to_string(i) + "] ('" + variable.name() +

@@ -1,9 +1,12 @@
 // dist_strategy_*: creating strategies, their queries, and reduce().
 #include <cmath>
 
+#include "c_api/cluster_token_option.h"
 #include "c_api/guard.h"
 #include "c_api/handles.h"
 #include "c_api/strategy_handles.h"
+#include "ps/cluster_servers.h"
+#include "strategy/parameter_servers.h"
 #include "strategy/reduce.h"
 
 using dist::call_guarded;
@@ -31,12 +34,88 @@ StrategyConfig read_strategy_options(const dist_strategy_options_t* in) {
   return out;
 }
 
-WorkerIdentity identity_of(const dist_context_t* context) {
+bool has_option(const dist_strategy_options_t* in, uint64_t bit) { return in != nullptr && (in->field_mask & bit) != 0; }
+
+// The options that only PARAMETER_SERVER takes are refused elsewhere, so that
+// a misplaced cluster, token or placement is not silently ignored.
+void check_server_options(const dist_strategy_options_t* in, StrategyKind kind) {
+  if (kind == StrategyKind::kParameterServer) return;
+  for (const auto& [bit, field] : {std::pair{DIST_STRATEGY_OPT_CLUSTER, "cluster"}, {DIST_STRATEGY_OPT_TOKEN, "token"},
+                                   {DIST_STRATEGY_OPT_TOKEN_FILE, "token_file"},
+                                   {DIST_STRATEGY_OPT_PLACEMENT, "placement"}}) {
+    if (has_option(in, bit)) {
+      fail_invalid(std::string("options: ") + field + " is for PARAMETER_SERVER, not " + name(kind));
+    }
+  }
+}
+
+PlacementPolicy placement_from_int(int32_t value) {
+  switch (value) {
+    case DIST_PLACEMENT_ROUND_ROBIN: return PlacementPolicy::kRoundRobin;
+    case DIST_PLACEMENT_GREEDY_BYTES: return PlacementPolicy::kGreedyBytes;
+  }
+  fail_invalid("options: placement " + std::to_string(value) + " is not one of ROUND_ROBIN, GREEDY_BYTES");
+}
+
+// The cluster of a PARAMETER_SERVER strategy: options.cluster without a
+// context, else the context's.
+const dist_cluster_t* server_cluster(const dist_context_t* context, const dist_strategy_options_t* in) {
+  if (has_option(in, DIST_STRATEGY_OPT_CLUSTER)) {
+    if (context != nullptr) fail_invalid("options: cluster must be unset with a context (the context's cluster is used)");
+    return require(in->cluster, "options: cluster");
+  }
+  if (context != nullptr) return &context->cluster;
+  fail_invalid("ParameterServerStrategy needs a cluster with a 'ps' job: give a context or options.cluster");
+}
+
+// Where the cluster's task stands among its chief and workers (the context's
+// order); alone when the cluster names no such task.
+WorkerPosition position_in(const ResolvedCluster& cluster) {
+  WorkerPosition position;
+  int count = 0;
+  int index = -1;
+  for (const char* job : {"chief", "worker"}) {
+    if (!cluster.spec.has_job(job)) continue;
+    for (const auto& task : cluster.spec.job(job)) {
+      if (cluster.task_type && cluster.task_id && *cluster.task_type == job && *cluster.task_id == task.first) {
+        index = count;
+      }
+      ++count;
+    }
+  }
+  if (index >= 0) position = WorkerPosition{index, count};
+  return position;
+}
+
+// A client of the "ps" job of the strategy's cluster.
+std::shared_ptr<ParameterServers> connect_parameter_servers(const dist_context_t* context,
+                                                            const dist_strategy_options_t* in,
+                                                            const StrategyConfig& config) {
+  const dist_cluster_t* cluster = server_cluster(context, in);
+  ps::ClientOptions client;
+  client.servers = ps::cluster_servers(cluster->resolved.spec);
+  const char* token = has_option(in, DIST_STRATEGY_OPT_TOKEN) ? require(in->token, "options: token") : nullptr;
+  const char* token_file =
+      has_option(in, DIST_STRATEGY_OPT_TOKEN_FILE) ? require(in->token_file, "options: token_file") : nullptr;
+  client.token = required_cluster_token(token, token_file, "ParameterServerStrategy");
+  if (config.timeout) client.timeouts.call = *config.timeout;
+  WorkerPosition position = position_in(cluster->resolved);
+  if (context != nullptr) {
+    position = WorkerPosition{context->world.communicator->rank(), context->world.communicator->size()};
+  }
+  // Anonymous when alone: every gradient counts in a synchronous round.
+  if (position.count > 1 || context != nullptr) client.worker_id = position.index;
+  const PlacementPolicy policy =
+      has_option(in, DIST_STRATEGY_OPT_PLACEMENT) ? placement_from_int(in->placement) : PlacementPolicy::kRoundRobin;
+  return std::make_shared<ParameterServers>(std::move(client), policy, position);
+}
+
+WorkerIdentity identity_of(const dist_cluster_t* cluster) {
   WorkerIdentity identity;
-  if (context == nullptr) return identity;
-  const ResolvedCluster& cluster = context->cluster.resolved;
-  if (cluster.task_type) identity.task_type = *cluster.task_type;
-  if (cluster.task_id) identity.task_id = *cluster.task_id;
+  if (cluster == nullptr) return identity;
+  const ResolvedCluster& resolved = cluster->resolved;
+  if (resolved.task_type) identity.task_type = *resolved.task_type;
+  if (resolved.task_id) identity.task_id = *resolved.task_id;
   return identity;
 }
 
@@ -50,10 +129,17 @@ DIST_EXPORT dist_status_t dist_strategy_create(dist_context_t* context, const di
   return call_guarded(__func__, [&] {
     require(strategy, "strategy");
     const dist::StrategyConfig config = dist::read_strategy_options(options);
+    dist::check_server_options(options, config.kind);
+    std::shared_ptr<dist::ParameterServers> servers;
+    if (config.kind == dist::StrategyKind::kParameterServer) {
+      servers = dist::connect_parameter_servers(context, options, config);
+    }
     auto created = std::make_unique<dist_strategy>();
     dist::Communicator* world = context != nullptr ? context->world.communicator.get() : nullptr;
-    created->strategy = std::make_shared<dist::Strategy>(world, config, dist::identity_of(context));
     created->cluster = context != nullptr ? &context->cluster : nullptr;
+    if (servers) created->cluster = dist::server_cluster(context, options);
+    created->strategy = std::make_shared<dist::Strategy>(world, config, dist::identity_of(created->cluster));
+    if (servers) created->strategy->set_parameter_servers(std::move(servers));
     *strategy = created.release();
   });
 }

@@ -17,7 +17,7 @@
 
 struct dist_strategy {
   std::shared_ptr<dist::Strategy> strategy;
-  const dist_cluster_t* cluster = nullptr;  // the context's; null without one
+  const dist_cluster_t* cluster = nullptr;  // the context's (PARAMETER_SERVER: or options.cluster); may be null
   // What the replicas of the last run set with dist_replica_set_result.
   std::vector<std::vector<unsigned char>> result_storage;
   std::vector<dist_buffer_t> results;

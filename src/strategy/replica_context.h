@@ -19,7 +19,7 @@ class ReplicaContext {
   Strategy& strategy() const { return strategy_; }
   int local_index() const { return local_index_; }
   // Worker-major: worker index * local replicas + local index.
-  int replica_id() const { return strategy_.worker_index() * strategy_.num_local_replicas() + local_index_; }
+  int replica_id() const { return strategy_.replica_id(local_index_); }
   int num_replicas_in_sync() const { return strategy_.num_replicas_in_sync(); }
 
   // In place across every replica in sync; one identical result everywhere.

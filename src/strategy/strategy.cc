@@ -4,6 +4,7 @@
 
 #include "base/status.h"
 #include "strategy/merge_scope.h"
+#include "strategy/parameter_servers.h"
 #include "topology/accelerators.h"
 #include "topology/thread_binding.h"
 
@@ -114,6 +115,22 @@ void Strategy::require_cross_replica(const char* call) const {
     fail_invalid(std::string(call) +
                  " is a cross-replica call: make it outside dist_strategy_run or inside dist_replica_merge_call");
   }
+}
+
+void Strategy::set_parameter_servers(std::shared_ptr<ParameterServers> servers) {
+  if (config_.kind != StrategyKind::kParameterServer) {
+    fail_invalid(std::string(name(config_.kind)) + " takes no parameter servers");
+  }
+  // Workers do not talk to each other; the position only says who this one is
+  // (its input pipeline, its gradients in synchronous rounds).
+  num_workers_ = servers->position().count;
+  worker_index_ = servers->position().index;
+  servers_ = std::move(servers);
+}
+
+const std::shared_ptr<ParameterServers>& Strategy::parameter_servers() const {
+  if (!servers_) fail_invalid(std::string(name(config_.kind)) + " has no parameter servers (only PARAMETER_SERVER does)");
+  return servers_;
 }
 
 const std::vector<unsigned>& Strategy::replica_pus(int i) const {

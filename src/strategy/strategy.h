@@ -21,6 +21,8 @@
 
 namespace dist {
 
+class ParameterServers;
+
 struct StrategyConfig {
   StrategyKind kind = StrategyKind::kOneDevice;
   // Logical CPU devices; unset: one per GPU this process can use (TF's
@@ -53,7 +55,13 @@ class Strategy {
   int num_local_replicas() const { return local_replicas_; }
   int num_workers() const { return num_workers_; }
   int worker_index() const { return worker_index_; }
-  int num_replicas_in_sync() const { return local_replicas_ * num_workers_; }
+  // PARAMETER_SERVER workers run independently: their sync group is their
+  // own local replicas.
+  int num_replicas_in_sync() const { return local_replicas_ * sync_workers(); }
+  // The sync-group id of local replica `local_index`.
+  int replica_id(int local_index) const {
+    return (sync_workers() > 1 ? worker_index_ * local_replicas_ : 0) + local_index;
+  }
   uint64_t bytes_per_pack() const { return config_.bytes_per_pack; }
   const std::string& device(int i) const { return devices_[static_cast<size_t>(i)]; }
   const WorkerIdentity& identity() const { return identity_; }
@@ -79,6 +87,13 @@ class Strategy {
   // waits. Throws invalid-argument naming `call` anywhere else.
   void require_cross_replica(const char* call) const;
 
+  // The servers of a PARAMETER_SERVER strategy (set once, right after
+  // construction). parameter_servers() throws invalid-argument without them.
+  // Takes this worker's index and the worker count from their position.
+  void set_parameter_servers(std::shared_ptr<ParameterServers> servers);
+  bool has_parameter_servers() const { return servers_ != nullptr; }
+  const std::shared_ptr<ParameterServers>& parameter_servers() const;
+
   // The PUs replica thread i is bound to; empty when threads are not bound.
   const std::vector<unsigned>& replica_pus(int i) const;
 
@@ -87,6 +102,7 @@ class Strategy {
 
  private:
   void check_same_replicas_everywhere();
+  int sync_workers() const { return config_.kind == StrategyKind::kParameterServer ? 1 : num_workers_; }
 
   StrategyConfig config_;
   WorkerIdentity identity_;
@@ -100,6 +116,7 @@ class Strategy {
   ReplicaRendezvous rendezvous_;
   std::atomic<bool> running_{false};
   std::array<std::vector<unsigned char>, 3> fusion_buffers_;
+  std::shared_ptr<ParameterServers> servers_;
 };
 
 }  // namespace dist

@@ -7,9 +7,9 @@
 namespace dist {
 
 StrategyKind strategy_kind_from_int(int32_t value) {
-  if (value < 0 || value > static_cast<int32_t>(StrategyKind::kCentralStorage)) {
+  if (value < 0 || value > static_cast<int32_t>(StrategyKind::kParameterServer)) {
     fail_invalid("strategy kind " + std::to_string(value) +
-                 " is not one of ONE_DEVICE, MIRRORED, MULTI_WORKER_MIRRORED, CENTRAL_STORAGE");
+                 " is not one of ONE_DEVICE, MIRRORED, MULTI_WORKER_MIRRORED, CENTRAL_STORAGE, PARAMETER_SERVER");
   }
   return static_cast<StrategyKind>(value);
 }
@@ -20,6 +20,7 @@ const char* name(StrategyKind kind) {
     case StrategyKind::kMirrored: return "MirroredStrategy";
     case StrategyKind::kMultiWorkerMirrored: return "MultiWorkerMirroredStrategy";
     case StrategyKind::kCentralStorage: return "CentralStorageStrategy";
+    case StrategyKind::kParameterServer: return "ParameterServerStrategy";
   }
   return "invalid";
 }

@@ -11,6 +11,7 @@ enum class StrategyKind : int32_t {
   kMirrored = 1,
   kMultiWorkerMirrored = 2,
   kCentralStorage = 3,
+  kParameterServer = 4,
 };
 
 // Throws invalid-argument naming the value when it is not a kind.

@@ -1,13 +1,14 @@
 #include "variables/optimizer.h"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 namespace dist {
 
 OptimizerKind optimizer_kind_from_int(int32_t value) {
-  if (value < 0 || value > static_cast<int32_t>(OptimizerKind::kAdam)) {
-    fail_invalid("optimizer kind " + std::to_string(value) + " is not one of SGD, MOMENTUM, ADAM");
+  if (value < 0 || value > static_cast<int32_t>(OptimizerKind::kAdagrad)) {
+    fail_invalid("optimizer kind " + std::to_string(value) + " is not one of SGD, MOMENTUM, ADAM, ADAGRAD");
   }
   return static_cast<OptimizerKind>(value);
 }
@@ -23,6 +24,10 @@ void check_optimizer_config(const OptimizerConfig& c) {
   if (!(c.epsilon > 0.0) || !std::isfinite(c.epsilon)) {
     fail_invalid("epsilon " + std::to_string(c.epsilon) + " must be positive and finite");
   }
+  if (!(c.initial_accumulator_value >= 0.0) || !std::isfinite(c.initial_accumulator_value)) {
+    fail_invalid("initial_accumulator_value " + std::to_string(c.initial_accumulator_value) +
+                 " must be non-negative and finite");
+  }
 }
 
 Optimizer::Optimizer(const OptimizerConfig& config) : config_(config) { check_optimizer_config(config_); }
@@ -37,9 +42,22 @@ void Optimizer::check_dtype(const Variable& variable) {
 Optimizer::Slots& Optimizer::slots_of(const Variable& variable) {
   Slots& slots = slots_[variable.id()];
   const size_t bytes = static_cast<size_t>(variable.count()) * size_of(variable.dtype());
-  if (config_.kind != OptimizerKind::kSgd && slots.first.size() != bytes) slots.first.assign(bytes, 0);
+  if (config_.kind != OptimizerKind::kSgd && slots.first.size() != bytes) {
+    slots.first.assign(bytes, 0);
+    if (config_.kind == OptimizerKind::kAdagrad) fill_accumulators(slots.first, variable.dtype());
+  }
   if (config_.kind == OptimizerKind::kAdam && slots.second.size() != bytes) slots.second.assign(bytes, 0);
   return slots;
+}
+
+void Optimizer::fill_accumulators(std::vector<unsigned char>& slot, DType dtype) const {
+  if (dtype == DType::F32) {
+    const float value = static_cast<float>(config_.initial_accumulator_value);
+    for (size_t i = 0; i < slot.size(); i += sizeof value) std::memcpy(slot.data() + i, &value, sizeof value);
+  } else {
+    const double value = config_.initial_accumulator_value;
+    for (size_t i = 0; i < slot.size(); i += sizeof value) std::memcpy(slot.data() + i, &value, sizeof value);
+  }
 }
 
 template <typename T>
@@ -74,6 +92,16 @@ void Optimizer::apply_typed(T* value, const T* gradient_sum, T divisor, uint64_t
         m[i] = b1 * m[i] + (T(1) - b1) * g;
         v[i] = b2 * v[i] + (T(1) - b2) * g * g;
         value[i] -= lr_t * m[i] / (std::sqrt(v[i]) + eps);
+      }
+      return;
+    }
+    case OptimizerKind::kAdagrad: {
+      T* accumulator = reinterpret_cast<T*>(slots.first.data()) + offset;
+      const T eps = static_cast<T>(config_.epsilon);
+      for (uint64_t i = 0; i < count; ++i) {
+        const T g = gradient_sum[i] / divisor;
+        accumulator[i] += g * g;
+        value[i] -= lr * g / (std::sqrt(accumulator[i]) + eps);
       }
       return;
     }

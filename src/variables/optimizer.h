@@ -1,5 +1,6 @@
 // The built-in optimizers of apply_gradients: SGD, SGD with momentum (Keras'
-// formulation, optionally Nesterov) and Adam (Keras' bias-corrected form).
+// formulation, optionally Nesterov), Adam (Keras' bias-corrected form) and
+// Adagrad (Keras': accumulators start at initial_accumulator_value).
 // Their slots live here, per variable; every worker runs the same arithmetic
 // in the same order, so mirrored variables stay bit-identical everywhere.
 #pragma once
@@ -12,7 +13,7 @@
 
 namespace dist {
 
-enum class OptimizerKind : int32_t { kSgd = 0, kMomentum = 1, kAdam = 2 };
+enum class OptimizerKind : int32_t { kSgd = 0, kMomentum = 1, kAdam = 2, kAdagrad = 3 };
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::kSgd;
@@ -22,6 +23,7 @@ struct OptimizerConfig {
   double beta_1 = 0.9;
   double beta_2 = 0.999;
   double epsilon = 1e-7;
+  double initial_accumulator_value = 0.1;
 };
 
 OptimizerKind optimizer_kind_from_int(int32_t value);
@@ -48,12 +50,14 @@ class Optimizer {
 
  private:
   struct Slots {
-    std::vector<unsigned char> first;   // momentum velocity / Adam m
+    std::vector<unsigned char> first;   // momentum velocity / Adam m / Adagrad accumulator
     std::vector<unsigned char> second;  // Adam v
   };
   template <typename T>
   void apply_typed(T* value, const T* gradient_sum, T divisor, uint64_t count, Slots& slots, uint64_t offset);
   Slots& slots_of(const Variable& variable);
+  // Adagrad's accumulators start at initial_accumulator_value, not zero.
+  void fill_accumulators(std::vector<unsigned char>& slot, DType dtype) const;
 
   OptimizerConfig config_;
   int64_t iterations_ = 0;

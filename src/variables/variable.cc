@@ -43,6 +43,16 @@ Variable::Variable(std::shared_ptr<Strategy> strategy, const VariableSpec& spec)
       aggregation_(spec.aggregation) {
   count_ = element_count(shape_, name_);
   bytes_ = static_cast<size_t>(count_) * size_of(dtype_);
+  if (strategy_->kind() == StrategyKind::kParameterServer) {
+    create_on_servers(spec);
+    return;
+  }
+  if (spec.server_optimizer.kind != ps::OptimizerKind::kNone || spec.partitioner.kind != PartitionerKind::kNone ||
+      spec.colocate_with != nullptr || spec.sync_gradients) {
+    fail_invalid("variable '" + name_ + "': the options optimizer, num_shards/max_shard_bytes/min_shard_bytes, " +
+                 "colocate_with and sync_gradients are for PARAMETER_SERVER variables, not " +
+                 dist::name(strategy_->kind()) + " ones");
+  }
   std::vector<unsigned char> initial(bytes_, 0);
   if (spec.initial_value != nullptr && bytes_ > 0) std::memcpy(initial.data(), spec.initial_value, bytes_);
   // Every worker starts from the first worker's value.
@@ -80,10 +90,18 @@ void Variable::read(ReplicaContext* replica, const TensorRef& out) {
   check_buffer(out, "the output buffer");
   if (replica != nullptr) {
     check_replica(*replica);
-    std::memcpy(out.data, copy(copy_of(*replica)), bytes_);
+    if (on_servers()) {
+      read_from_servers(out);
+    } else {
+      std::memcpy(out.data, copy(copy_of(*replica)), bytes_);
+    }
     return;
   }
   strategy_->require_cross_replica("reading a variable without a replica context");
+  if (on_servers()) {
+    read_from_servers(out);
+    return;
+  }
   if (mirrored() || aggregation_ == Aggregation::kOnlyFirstReplica) {
     std::memcpy(out.data, copy(0), bytes_);
     return;
@@ -95,7 +113,9 @@ void Variable::update(ReplicaContext* replica, UpdateKind kind, const TensorRef&
   check_buffer(value, "the value");
   if (replica != nullptr) {
     check_replica(*replica);
-    if (mirrored()) {
+    if (on_servers()) {
+      update_on_servers(kind, value);
+    } else if (mirrored()) {
       update_mirrored_in_replica(*replica, kind, value.data);
     } else {
       apply_update(copy(replica->local_index()), value.data, count_, dtype_, kind);
@@ -103,7 +123,9 @@ void Variable::update(ReplicaContext* replica, UpdateKind kind, const TensorRef&
     return;
   }
   strategy_->require_cross_replica((label(kind) + " without a replica context").c_str());
-  if (mirrored()) {
+  if (on_servers()) {
+    update_on_servers(kind, value);
+  } else if (mirrored()) {
     update_mirrored_everywhere(kind, value.data);
   } else {
     update_on_read_everywhere(kind, value.data);

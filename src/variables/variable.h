@@ -7,16 +7,23 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ps/optimizer_config.h"
 #include "strategy/replica_context.h"
 #include "strategy/strategy.h"
 #include "strategy/tensor_ref.h"
+#include "variables/partitioner.h"
+#include "variables/ps_variable.h"
 #include "variables/update_kind.h"
+#include "variables/variable_on_servers.h"
 #include "variables/variable_policy.h"
 
 namespace dist {
+
+class Variable;
 
 struct VariableSpec {
   std::string name = "Variable";
@@ -25,6 +32,15 @@ struct VariableSpec {
   const void* initial_value = nullptr;   // null: zeros
   Synchronization synchronization = Synchronization::kAuto;
   Aggregation aggregation = Aggregation::kNone;
+  // PARAMETER_SERVER only: the servers' optimizer for apply_gradient, how
+  // the variable is split into shards across the servers (next to another
+  // variable's shards when colocate_with is set), and synchronous rounds.
+  ps::OptimizerConfig server_optimizer;
+  PartitionerOptions partitioner;
+  const Variable* colocate_with = nullptr;
+  bool sync_gradients = false;
+  std::optional<int32_t> replicas_to_aggregate;  // unset: one per worker
+  int32_t max_staleness = 0;
 };
 
 inline constexpr size_t kMaxVariableRank = 8;
@@ -55,6 +71,17 @@ class Variable {
   void read(ReplicaContext* replica, const TensorRef& out);
   void update(ReplicaContext* replica, UpdateKind kind, const TensorRef& value);
 
+  // PARAMETER_SERVER variables live on the servers (no local copies); the
+  // calls below are theirs alone (server_updates.cc).
+  bool on_servers() const { return server_ != nullptr; }
+  const VariablePlacement& placement() const;
+  // replica null: cross-replica context, as for read and update.
+  void apply_gradient(ReplicaContext* replica, const TensorRef& gradient);
+  // Global row indices (first dimension); values/out hold count rows.
+  void read_rows(ReplicaContext* replica, const int64_t* rows, uint64_t count, const TensorRef& out);
+  void add_rows(ReplicaContext* replica, const int64_t* rows, uint64_t count, const TensorRef& values);
+  void apply_rows(ReplicaContext* replica, const int64_t* rows, uint64_t count, const TensorRef& gradients);
+
   // After copy 0's elements [offset, offset + count) changed in place (an
   // optimizer step), makes every other copy equal to it there.
   void mirror_range(uint64_t offset, uint64_t count);
@@ -72,6 +99,13 @@ class Variable {
   void update_mirrored_everywhere(UpdateKind kind, const void* value);
   void read_on_read_aggregated(const TensorRef& out);
   void update_on_read_everywhere(UpdateKind kind, const void* value);
+  void create_on_servers(const VariableSpec& spec);
+  // The variable on the servers, after checking the context of `call`.
+  VariableOnServers& server(ReplicaContext* replica, const char* call) const;
+  void require_server_optimizer(const char* call) const;
+  void check_rows(const int64_t* rows, uint64_t count, const TensorRef& buffer, const char* what) const;
+  void read_from_servers(const TensorRef& out);
+  void update_on_servers(UpdateKind kind, const TensorRef& value);
 
   std::shared_ptr<Strategy> strategy_;
   uint64_t id_;
@@ -83,6 +117,7 @@ class Variable {
   Synchronization synchronization_;
   Aggregation aggregation_;
   std::vector<std::vector<unsigned char>> copies_;
+  std::unique_ptr<VariableOnServers> server_;  // PARAMETER_SERVER; destroyed before strategy_
 };
 
 }  // namespace dist
