@@ -3,7 +3,7 @@ import ctypes
 import json
 
 from . import constants as C
-from ._native import LOG_FN, CheckpointOptions, ServerOptions, encode, lib, take_string, text
+from ._native import LOG_FN, CheckpointOptions, ServerOptions, encode, lib, set_fields, take_string, text
 from .errors import check
 from .handle import HandleOwner
 
@@ -22,15 +22,11 @@ class Server(HandleOwner):
                  io_timeout_ms=None, log=None):
         self._handle = None
         self._log = None
-        options = ServerOptions()
-        for bit, name, value in ((C.SERVER_OPT_ADDRESS, "address", encode(address)),
-                                 (C.SERVER_OPT_TOKEN, "token", encode(token)),
-                                 (C.SERVER_OPT_TOKEN_FILE, "token_file", encode(token_file)),
-                                 (C.SERVER_OPT_CHECKPOINT_DIR, "checkpoint_dir", encode(checkpoint_dir)),
-                                 (C.SERVER_OPT_IO_TIMEOUT_MS, "io_timeout_ms", io_timeout_ms)):
-            if value is not None:
-                options.field_mask |= bit
-                setattr(options, name, value)
+        options = set_fields(ServerOptions(), ((C.SERVER_OPT_ADDRESS, "address", encode(address)),
+                                               (C.SERVER_OPT_TOKEN, "token", encode(token)),
+                                               (C.SERVER_OPT_TOKEN_FILE, "token_file", encode(token_file)),
+                                               (C.SERVER_OPT_CHECKPOINT_DIR, "checkpoint_dir", encode(checkpoint_dir)),
+                                               (C.SERVER_OPT_IO_TIMEOUT_MS, "io_timeout_ms", io_timeout_ms)))
         if log is not None:
             # Kept alive as long as the server: its threads may call it until destroy returns.
             self._log = LOG_FN(lambda message, _user_data: log(text(message)))
@@ -74,14 +70,9 @@ class Server(HandleOwner):
 
 
 def _checkpoint_options(token, token_file, timeout_ms):
-    options = CheckpointOptions()
-    for bit, name, value in ((C.CHECKPOINT_OPT_TOKEN, "token", encode(token)),
-                             (C.CHECKPOINT_OPT_TOKEN_FILE, "token_file", encode(token_file)),
-                             (C.CHECKPOINT_OPT_TIMEOUT_MS, "timeout_ms", timeout_ms)):
-        if value is not None:
-            options.field_mask |= bit
-            setattr(options, name, value)
-    return options
+    return set_fields(CheckpointOptions(), ((C.CHECKPOINT_OPT_TOKEN, "token", encode(token)),
+                                            (C.CHECKPOINT_OPT_TOKEN_FILE, "token_file", encode(token_file)),
+                                            (C.CHECKPOINT_OPT_TIMEOUT_MS, "timeout_ms", timeout_ms)))
 
 
 def checkpoint_save(cluster, root, step, *, token=None, token_file=None, timeout_ms=None):
