@@ -85,8 +85,8 @@ pub use optimizer::{Optimizer, OptimizerKind};
 pub use replica::Replica;
 pub use request::Request;
 pub use server::{checkpoint_restore, checkpoint_save, CheckpointOptions, LogFn, Server, ServerOptions};
-pub use strategy::{Communication, Strategy, StrategyKind, StrategyOptions};
-pub use variable::{Aggregation, Synchronization, Variable, VariableOptions};
+pub use strategy::{Communication, Placement, Strategy, StrategyKind, StrategyOptions};
+pub use variable::{Aggregation, AnyVariable, Shard, Synchronization, Variable, VariableOptions};
 
 /// DIST_VERSION_HEX of the loaded library.
 pub fn version() -> u32 {
