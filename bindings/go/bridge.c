@@ -61,9 +61,21 @@ dist_status_t go_buffer_call(int kind, dist_variable_t* variable, dist_replica_c
     case GO_VAR_ASSIGN: return dist_variable_assign(variable, replica, &b);
     case GO_VAR_ASSIGN_ADD: return dist_variable_assign_add(variable, replica, &b);
     case GO_VAR_ASSIGN_SUB: return dist_variable_assign_sub(variable, replica, &b);
+    case GO_VAR_APPLY_GRADIENT: return dist_variable_apply_gradient(variable, replica, &b);
     case GO_REPLICA_ALL_REDUCE: return dist_replica_all_reduce(replica, op, &b);
     case GO_SET_RESULT: return dist_replica_set_result(replica, &b);
     default: return DIST_ERR_INTERNAL; /* unreachable: kinds come from variable.go and replica.go */
+  }
+}
+
+dist_status_t go_rows_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, const int64_t* rows,
+                           uint64_t num_rows, void* data, uint64_t count, dist_dtype_t dtype) {
+  dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
+  switch (kind) {
+    case GO_ROWS_READ: return dist_variable_read_rows(variable, replica, rows, num_rows, &b);
+    case GO_ROWS_ADD: return dist_variable_add_rows(variable, replica, rows, num_rows, &b);
+    case GO_ROWS_APPLY: return dist_variable_apply_rows(variable, replica, rows, num_rows, &b);
+    default: return DIST_ERR_INTERNAL; /* unreachable: kinds come from variable.go */
   }
 }
 
