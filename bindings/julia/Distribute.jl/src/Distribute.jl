@@ -35,6 +35,7 @@ export kind, num_replicas_in_sync, num_local_replicas, devices, has_cluster, wor
        assign_add!, assign_sub!, input_context, num_input_pipelines, input_pipeline_id, per_replica_batch_size,
        shard_files, shard_range
 export Server, address, server_description, join_server, stop, checkpoint_save, checkpoint_restore
+export apply_gradient!, read_rows, add_rows!, apply_rows!, shards
 
 """
 Where libdistribute is: `DIST_LIBRARY` (the .so itself), else `DIST_BUILD_DIR` or the

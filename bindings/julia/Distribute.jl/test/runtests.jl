@@ -281,6 +281,66 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         end
     end
 
+    @testset "parameter-server strategy against in-process servers" begin
+        token = "julia-ps-strategy-token"
+        servers = [Server(; address = "127.0.0.1:0", token = token) for _ in 1:2]
+        ps = join(("\"$(address(s))\"" for s in servers), ",")
+        cluster = cluster_from_json("{\"cluster\":{\"ps\":[$ps],\"worker\":[\"127.0.0.1:1\"]}," *
+                                    "\"task\":{\"type\":\"worker\",\"index\":0}}")
+        s = Strategy(; kind = :parameter_server, cluster = cluster, token = token)
+        @test kind(s) == :parameter_server && num_replicas_in_sync(s) == 1
+
+        # C shape (4, 3) is the Julia (3, 4) matrix: four C rows, one per column.
+        initial = Float32.(reshape(0:11, 3, 4))
+        w = Variable(s, initial; name = "dense", optimizer = (kind = :sgd, learning_rate = 0.5), num_shards = 2)
+        @test shards(w) == [(server = 0, rows = 1:2), (server = 1, rows = 3:4)]
+        @test num_copies(w) == 0
+        g = Float32.(reshape([iseven(i) ? 2 : -1 for i in 0:11], 3, 4))
+        apply_gradient!(w, g)
+        @test read(w) == initial .- 0.5f0 .* g
+        run_replicas(r -> assign_add!(w, g; replica = r), s)
+        @test read(w) == initial .- 0.5f0 .* g .+ g
+
+        table = Float64.(reshape(0:19, 4, 5))   # five C rows of four
+        e = Variable(s, table; name = "embedding", optimizer = (kind = :sgd, learning_rate = 0.25),
+                     max_shard_bytes = 2 * 4 * 8)
+        @test length(shards(e)) == 3
+        @test read_rows(e, [5, 1, 5]) == table[:, [5, 1, 5]]
+        reference = copy(table)
+        values = Float64.(reshape(1:8, 4, 2))
+        add_rows!(e, [2, 2], values)
+        reference[:, 2] .+= values[:, 1] .+ values[:, 2]
+        grads = hcat(fill(4.0, 4), fill(-8.0, 4))
+        apply_rows!(e, [4, 1], grads)
+        reference[:, 4] .-= 0.25 .* grads[:, 1]
+        reference[:, 1] .-= 0.25 .* grads[:, 2]
+        @test read(e) == reference
+        err = try read_rows(e, [6]); nothing catch x; x end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+
+        a = Variable(s, [3.0, 3.0]; name = "adagrad", optimizer = (kind = :adagrad, learning_rate = 0.5))
+        value, acc = [3.0, 3.0], [0.1, 0.1]
+        for grad in ([1.0, -2.0], [0.5, 4.0])
+            apply_gradient!(a, grad)
+            acc .+= grad .^ 2
+            value .-= 0.5 .* grad ./ (sqrt.(acc) .+ 1e-7)
+        end
+        @test isapprox(read(a), value; atol = 1e-12)
+
+        plain = Variable(s, zeros(Float32, 2); name = "plain")
+        err = try apply_gradient!(plain, ones(Float32, 2)); nothing catch x; x end
+        @test err isa DistError && occursin("plain", err.message)
+
+        root = mktempdir()
+        checkpoint_save(cluster, root, 1; token = token, timeout_ms = 20000)
+        assign!(plain, [7.0f0, 8.0f0])
+        checkpoint_restore(cluster, root; token = token, timeout_ms = 20000)
+        @test read(plain) == zeros(Float32, 2)
+        foreach(close, (plain, a, e, w, s, cluster))
+        foreach(close, servers)
+        rm(root; recursive = true)
+    end
+
     @testset "strategy example on two ranks" begin
         launcher = joinpath(BUILD, "tools", "dist-run", "dist-run")
         project = normpath(joinpath(@__DIR__, ".."))
