@@ -31,7 +31,7 @@ struct VariableOptionsC
     initial_value::Ptr{Cvoid}
     synchronization::Int32
     aggregation::Int32
-    optimizer::Ptr{OptimizerOptionsC}
+    optimizer::Ptr{Cvoid} # a dist_optimizer_options_t (OptimizerOptionsC, defined later)
     num_shards::Int32
     max_shard_bytes::UInt64
     min_shard_bytes::UInt64
@@ -93,8 +93,8 @@ function Variable(s::Strategy, initial::Array{T}; name::Union{AbstractString, No
         options = VariableOptionsC(mask, cstr(n), dtype(T), isempty(dims) ? Ptr{Int64}(C_NULL) : pointer(dims),
                                    length(dims), Ptr{Cvoid}(pointer(initial)), SYNCHRONIZATIONS[synchronization],
                                    AGGREGATIONS[aggregation],
-                                   optimizer === nothing ? Ptr{OptimizerOptionsC}(C_NULL) :
-                                       Base.unsafe_convert(Ptr{OptimizerOptionsC}, server_opt),
+                                   optimizer === nothing ? C_NULL :
+                                       Ptr{Cvoid}(Base.unsafe_convert(Ptr{OptimizerOptionsC}, server_opt)),
                                    something(num_shards, 0), something(max_shard_bytes, 0),
                                    something(min_shard_bytes, 0), something(max_shards, 0),
                                    colocate_with === nothing ? C_NULL : colocate_with.ptr,

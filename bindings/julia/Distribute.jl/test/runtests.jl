@@ -42,10 +42,10 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         report = readlines(`python3 $(joinpath(REPO, "bindings", "c_layout.py"))`)
         @test length(report) >= 9
         for line in report
-            cname, size, _, fields... = split(line)
+            cname, total, _, fields... = split(line)
             stem = join(uppercasefirst.(split(cname[length("dist_") + 1:end - length("_t")], "_")))
             T = cname == "dist_buffer_t" ? Distribute.DistBuffer : getfield(Distribute, Symbol(stem, "C"))
-            @test sizeof(T) == parse(Int, size)
+            @test sizeof(T) == parse(Int, total)
             @test [String(n) for n in fieldnames(T)] == [first(split(f, ":")) for f in fields]
             for (i, f) in enumerate(fields)
                 _, offset, bytes = split(f, ":")
