@@ -115,37 +115,32 @@ func NewVariable[T Element](s *Strategy, o *VariableOptions[T]) (*Variable, erro
 			raw.field_mask |= C.DIST_VARIABLE_OPT_OPTIMIZER
 			raw.optimizer = (*C.dist_optimizer_options_t)(p)
 		}
-		if o.NumShards != 0 {
-			raw.field_mask |= C.DIST_VARIABLE_OPT_NUM_SHARDS
-			raw.num_shards = C.int32_t(o.NumShards)
+		// The ParameterServer settings: each sets its bit when given.
+		set := func(bit C.uint64_t, given bool) bool {
+			if given {
+				raw.field_mask |= bit
+			}
+			return given
 		}
-		if o.MaxShardBytes != 0 {
-			raw.field_mask |= C.DIST_VARIABLE_OPT_MAX_SHARD_BYTES
-			raw.max_shard_bytes = C.uint64_t(o.MaxShardBytes)
-		}
-		if o.MinShardBytes != 0 {
-			raw.field_mask |= C.DIST_VARIABLE_OPT_MIN_SHARD_BYTES
-			raw.min_shard_bytes = C.uint64_t(o.MinShardBytes)
-		}
-		if o.MaxShards != 0 {
-			raw.field_mask |= C.DIST_VARIABLE_OPT_MAX_SHARDS
-			raw.max_shards = C.int32_t(o.MaxShards)
-		}
-		if o.ColocateWith != nil {
-			raw.field_mask |= C.DIST_VARIABLE_OPT_COLOCATE_WITH
+		raw.num_shards = C.int32_t(o.NumShards)
+		set(C.DIST_VARIABLE_OPT_NUM_SHARDS, o.NumShards != 0)
+		raw.max_shard_bytes = C.uint64_t(o.MaxShardBytes)
+		set(C.DIST_VARIABLE_OPT_MAX_SHARD_BYTES, o.MaxShardBytes != 0)
+		raw.min_shard_bytes = C.uint64_t(o.MinShardBytes)
+		set(C.DIST_VARIABLE_OPT_MIN_SHARD_BYTES, o.MinShardBytes != 0)
+		raw.max_shards = C.int32_t(o.MaxShards)
+		set(C.DIST_VARIABLE_OPT_MAX_SHARDS, o.MaxShards != 0)
+		if set(C.DIST_VARIABLE_OPT_COLOCATE_WITH, o.ColocateWith != nil) {
 			raw.colocate_with = o.ColocateWith.core.live()
 			defer runtime.KeepAlive(o.ColocateWith)
 		}
-		if o.SyncGradients {
-			raw.field_mask |= C.DIST_VARIABLE_OPT_SYNC_GRADIENTS
+		if set(C.DIST_VARIABLE_OPT_SYNC_GRADIENTS, o.SyncGradients) {
 			raw.sync_gradients = 1
 		}
-		if o.ReplicasToAggregate != nil {
-			raw.field_mask |= C.DIST_VARIABLE_OPT_REPLICAS_TO_AGGREGATE
+		if set(C.DIST_VARIABLE_OPT_REPLICAS_TO_AGGREGATE, o.ReplicasToAggregate != nil) {
 			raw.replicas_to_aggregate = C.int32_t(*o.ReplicasToAggregate)
 		}
-		if o.MaxStaleness != nil {
-			raw.field_mask |= C.DIST_VARIABLE_OPT_MAX_STALENESS
+		if set(C.DIST_VARIABLE_OPT_MAX_STALENESS, o.MaxStaleness != nil) {
 			raw.max_staleness = C.int32_t(*o.MaxStaleness)
 		}
 	}

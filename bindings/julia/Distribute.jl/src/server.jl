@@ -130,15 +130,16 @@ Waits until the server has stopped (`timeout_ms < 0`: without bound); a `DistErr
 with `DIST_ERR_TIMEOUT` when it still serves at the timeout.
 """
 function join_server(s::Server, timeout_ms::Integer = -1)
-    ptr = s.ptr
-    check(gc_safe(() -> ccall((:dist_server_join, libdistribute), Int32, (Ptr{Cvoid}, Int64), ptr, timeout_ms)))
-    return nothing
+    blocking_call(ptr -> ccall((:dist_server_join, libdistribute), Int32, (Ptr{Cvoid}, Int64), ptr, timeout_ms), s)
 end
 
 "Asks the server to stop; `join_server` waits for it."
-function stop(s::Server)
+stop(s::Server) = blocking_call(ptr -> ccall((:dist_server_stop, libdistribute), Int32, (Ptr{Cvoid},), ptr), s)
+
+# A call on the server that may wait for its threads, GC-safe.
+function blocking_call(call, s::Server)
     ptr = s.ptr
-    check(gc_safe(() -> ccall((:dist_server_stop, libdistribute), Int32, (Ptr{Cvoid},), ptr)))
+    check(gc_safe(() -> call(ptr)))
     return nothing
 end
 

@@ -214,39 +214,38 @@ apply_gradient!(v::Variable{T}, gradient::Array{T}; replica = nothing) where {T}
 
 c_rows(rows::AbstractVector{<:Integer}) = Int64[r - 1 for r in rows]
 
+# One row call: `call(variable, replica, rows, count, buffer)` makes the ccall.
+function rows_call!(call, v::Variable{T}, rows::AbstractVector{<:Integer}, data::Array{T}, replica) where {T}
+    indices = c_rows(rows)
+    b = describe(data)
+    GC.@preserve data indices check(call(v.ptr, replica_ptr(replica), indices, length(indices), b))
+    return data
+end
+
 """
     read_rows(v, rows; replica) -> Array
 
 Rows `rows` (1-based indices into the last dimension; repeats allowed) of a
 parameter-server variable: an array of size (size(v)[1:end-1]..., length(rows)).
 """
-function read_rows(v::Variable{T}, rows::AbstractVector{<:Integer}; replica = nothing) where {T}
-    out = Array{T}(undef, Base.front(size(v))..., length(rows))
-    indices = c_rows(rows)
-    b = describe(out)
-    GC.@preserve out indices check(ccall((:dist_variable_read_rows, libdistribute), Int32,
-                                         (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Int64}, UInt64, Ref{DistBuffer}),
-                                         v.ptr, replica_ptr(replica), indices, length(indices), b))
-    return out
-end
+read_rows(v::Variable{T}, rows::AbstractVector{<:Integer}; replica = nothing) where {T} =
+    rows_call!((p, r, i, n, b) -> ccall((:dist_variable_read_rows, libdistribute), Int32,
+                                        (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Int64}, UInt64, Ref{DistBuffer}), p, r, i, n, b),
+               v, rows, Array{T}(undef, Base.front(size(v))..., length(rows)), replica)
 
 "Parameter server: adds slice i of `values` (along the last dimension) to row rows[i] (scatter-add)."
 function add_rows!(v::Variable{T}, rows::AbstractVector{<:Integer}, values::Array{T}; replica = nothing) where {T}
-    indices = c_rows(rows)
-    b = describe(values)
-    GC.@preserve values indices check(ccall((:dist_variable_add_rows, libdistribute), Int32,
-                                            (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Int64}, UInt64, Ref{DistBuffer}),
-                                            v.ptr, replica_ptr(replica), indices, length(indices), b))
+    rows_call!((p, r, i, n, b) -> ccall((:dist_variable_add_rows, libdistribute), Int32,
+                                        (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Int64}, UInt64, Ref{DistBuffer}), p, r, i, n, b),
+               v, rows, values, replica)
     return v
 end
 
 "Parameter server: the optimizer updates rows[i] with slice i of `gradients`, and no other row."
 function apply_rows!(v::Variable{T}, rows::AbstractVector{<:Integer}, gradients::Array{T}; replica = nothing) where {T}
-    indices = c_rows(rows)
-    b = describe(gradients)
-    GC.@preserve gradients indices check(ccall((:dist_variable_apply_rows, libdistribute), Int32,
-                                               (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Int64}, UInt64, Ref{DistBuffer}),
-                                               v.ptr, replica_ptr(replica), indices, length(indices), b))
+    rows_call!((p, r, i, n, b) -> ccall((:dist_variable_apply_rows, libdistribute), Int32,
+                                        (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Int64}, UInt64, Ref{DistBuffer}), p, r, i, n, b),
+               v, rows, gradients, replica)
     return v
 end
 
