@@ -61,8 +61,8 @@ static void test_bad_options(void** state) {
   dist_strategy_t* strategy = NULL;
   dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
   options.field_mask = DIST_STRATEGY_OPT_KIND;
-  options.kind = 4;
-  assert_dist_error(dist_strategy_create(NULL, &options, &strategy), DIST_ERR_INVALID_ARGUMENT, "strategy kind 4");
+  options.kind = 5; /* one past the last kind, PARAMETER_SERVER */
+  assert_dist_error(dist_strategy_create(NULL, &options, &strategy), DIST_ERR_INVALID_ARGUMENT, "strategy kind 5");
   options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES;
   options.kind = DIST_STRATEGY_MIRRORED;
   options.num_cpu_devices = 0;

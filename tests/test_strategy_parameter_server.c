@@ -64,8 +64,17 @@ static void kill_started(void) {
   num_started = 0;
 }
 
+/* Every log file the suite writes, removed when it ends. */
+enum { kMaxLogs = 32 };
+static char logs[kMaxLogs][256];
+static int num_logs;
+
 static void log_path(char* out, size_t size, const char* what, int port) {
   snprintf(out, size, "/tmp/dist-ps-strategy-%d-%s-%d.log", (int)getpid(), what, port);
+  for (int i = 0; i < num_logs; ++i) {
+    if (strcmp(logs[i], out) == 0) return;
+  }
+  if (num_logs < kMaxLogs) snprintf(logs[num_logs++], sizeof logs[0], "%s", out);
 }
 
 static bool file_contains(const char* path, const char* needle) {
@@ -207,9 +216,17 @@ static void expect_shards(dist_variable_t* variable, const char* expected) {
 
 /* ---- worker 1: this program started again --------------------------------------- */
 
-/* The placement test's variables, in its order, under `strategy`. */
-static int place_test_variables(dist_strategy_t* strategy, dist_variable_t** out) {
+/* The placement test's variables, in its order, under `strategy` (round robin
+ * or greedy: each its own names). */
+static int place_test_variables(dist_strategy_t* strategy, bool greedy, dist_variable_t** out) {
   int n = 0;
+  if (greedy) {
+    out[n++] = sharded(strategy, "greedy.big", DIST_DTYPE_F32, 100, 1, 1); /* 400 B */
+    out[n++] = sharded(strategy, "greedy.s1", DIST_DTYPE_F32, 10, 1, 1);   /* 40 B */
+    out[n++] = sharded(strategy, "greedy.s2", DIST_DTYPE_F32, 50, 1, 1);   /* 200 B */
+    out[n++] = sharded(strategy, "greedy.s3", DIST_DTYPE_F32, 100, 1, 2);  /* 200 B per shard */
+    return n;
+  }
   out[n++] = sharded(strategy, "place.a", DIST_DTYPE_F32, 4, 3, 1);
   out[n++] = sharded(strategy, "place.b", DIST_DTYPE_F32, 10, 2, 3);
   const int64_t shape[2] = {9, 4};
@@ -230,9 +247,9 @@ static int place_test_variables(dist_strategy_t* strategy, dist_variable_t** out
   return n;
 }
 
-static int worker_place(dist_strategy_t* strategy) {
+static int worker_place(dist_strategy_t* strategy, bool greedy) {
   dist_variable_t* variables[8];
-  int n = place_test_variables(strategy, variables);
+  int n = place_test_variables(strategy, greedy, variables);
   for (int i = 0; i < n; ++i) {
     char text[512];
     describe_shards(variables[i], text, sizeof text);
@@ -254,7 +271,6 @@ static int worker_add(dist_strategy_t* strategy, int steps) {
       return 1;
     }
   }
-  printf("added %d\n", steps);
   dist_variable_destroy(counter);
   return 0;
 }
@@ -313,8 +329,8 @@ static int worker_main(int argc, char** argv) {
   dist_strategy_worker_index(strategy, &index, &workers);
   const int steps = argc > 4 ? atoi(argv[4]) : 0;
   int code = 2;
-  if (strncmp(argv[2], "place", 5) == 0) code = worker_place(strategy);
-  if (strcmp(argv[2], "add") == 0) code = worker_add(strategy, steps);
+  if (strncmp(argv[2], "place", 5) == 0) code = worker_place(strategy, placement == DIST_PLACEMENT_GREEDY_BYTES);
+  if (strcmp(argv[2], "add") == 0 && (code = worker_add(strategy, steps)) == 0) printf("added %d\n", steps);
   if (strcmp(argv[2], "sync") == 0) code = sync_steps(strategy, index, steps);
   dist_strategy_destroy(strategy);
   dist_cluster_destroy(cluster);
@@ -381,6 +397,7 @@ static int start_shared_servers(void** state) {
 static int stop_shared_servers(void** state) {
   (void)state;
   kill_started();
+  for (int i = 0; i < num_logs; ++i) unlink(logs[i]);
   return 0;
 }
 
@@ -395,26 +412,8 @@ static int kill_test_processes(void** state) {
 
 /* ---- placement -------------------------------------------------------------------- */
 
-static void test_placement(void** state) {
-  (void)state;
-  dist_cluster_t* cluster = shared_cluster(0);
-  dist_strategy_t* strategy = ps_strategy(cluster, DIST_PLACEMENT_ROUND_ROBIN);
-  char log[256];
-  pid_t worker = start_worker("place", 0, log, sizeof log);
-  dist_variable_t* v[8];
-  int n = place_test_variables(strategy, v);
-  assert_int_equal(n, 5);
-  /* Round robin over 2 servers across variables: a -> 0; b's 3 shards (4,3,3
-   * rows) -> 1, 0, 1; c: 9 rows of 16 bytes, at most 2 rows (40 bytes) per
-   * shard -> 5 shards (2,2,2,2,1) -> 0, 1, 0, 1, 0; d: 144 bytes / 50 -> 2
-   * shards (5,4) -> 1, 0; e colocated with b: shard i on b's shard i mod 3,
-   * moving no turn. */
-  expect_shards(v[0], "place.a:0,0,4;");
-  expect_shards(v[1], "place.b:1,0,4;0,4,3;1,7,3;");
-  expect_shards(v[2], "place.c:0,0,2;1,2,2;0,4,2;1,6,2;0,8,1;");
-  expect_shards(v[3], "place.d:1,0,5;0,5,4;");
-  expect_shards(v[4], "place.e:1,0,3;0,3,2;1,5,2;1,7,2;");
-  /* Worker 1 computed the same placement on its own. */
+/* Worker 1 computed the same placement of these variables on its own. */
+static void expect_same_on_worker(pid_t worker, const char* log, dist_variable_t** v, int n) {
   assert_int_equal(finish_worker(worker, 30, log), 0);
   char text[4096];
   read_file(log, text, sizeof text);
@@ -426,30 +425,49 @@ static void test_placement(void** state) {
     if (strstr(text, line) == NULL) fail_msg("worker 1 placed differently: expected \"%s\" in:\n%s", line, text);
     dist_variable_destroy(v[i]);
   }
+}
+
+static void test_placement(void** state) {
+  (void)state;
+  dist_cluster_t* cluster = shared_cluster(0);
+  dist_strategy_t* strategy = ps_strategy(cluster, DIST_PLACEMENT_ROUND_ROBIN);
+  char log[256];
+  pid_t worker = start_worker("place", 0, log, sizeof log);
+  dist_variable_t* v[8];
+  int n = place_test_variables(strategy, false, v);
+  assert_int_equal(n, 5);
+  /* Round robin over 2 servers across variables: a -> 0; b's 3 shards (4,3,3
+   * rows) -> 1, 0, 1; c: 9 rows of 16 bytes, at most 2 rows (40 bytes) per
+   * shard -> 5 shards (2,2,2,2,1) -> 0, 1, 0, 1, 0; d: 144 bytes / 50 -> 2
+   * shards (5,4) -> 1, 0; e colocated with b: shard i on b's shard i mod 3,
+   * moving no turn. */
+  expect_shards(v[0], "place.a:0,0,4;");
+  expect_shards(v[1], "place.b:1,0,4;0,4,3;1,7,3;");
+  expect_shards(v[2], "place.c:0,0,2;1,2,2;0,4,2;1,6,2;0,8,1;");
+  expect_shards(v[3], "place.d:1,0,5;0,5,4;");
+  expect_shards(v[4], "place.e:1,0,3;0,3,2;1,5,2;1,7,2;");
+  expect_same_on_worker(worker, log, v, n);
   dist_strategy_destroy(strategy);
 
-  /* Greedy by bytes: each shard to the server with the fewest bytes so far. */
+  /* Greedy by bytes: each shard to the server with the fewest bytes so far
+   * (ties: the lower index): 400 B -> 0; 40 B -> 1; 200 B -> 1 (40 < 400);
+   * 2 x 200 B -> 1 (240 < 400), then 0 (400 < 440). */
   strategy = ps_strategy(cluster, DIST_PLACEMENT_GREEDY_BYTES);
-  dist_variable_t* big = sharded(strategy, "greedy.big", DIST_DTYPE_F32, 100, 1, 1);    /* 400 B -> 0 */
-  dist_variable_t* small1 = sharded(strategy, "greedy.s1", DIST_DTYPE_F32, 10, 1, 1);   /* 40 B -> 1 */
-  dist_variable_t* small2 = sharded(strategy, "greedy.s2", DIST_DTYPE_F32, 50, 1, 1);   /* 200 B -> 1 */
-  dist_variable_t* third = sharded(strategy, "greedy.s3", DIST_DTYPE_F32, 100, 1, 2);   /* 200 B each -> 1, 0 */
-  expect_shards(big, "greedy.big:0,0,100;");
-  expect_shards(small1, "greedy.s1:1,0,10;");
-  expect_shards(small2, "greedy.s2:1,0,50;");
-  expect_shards(third, "greedy.s3:1,0,50;0,50,50;");
-  /* A partitioned table's rows land where placed: shard i's rows are read back from its server. */
+  worker = start_worker("place-greedy", 0, log, sizeof log);
+  n = place_test_variables(strategy, true, v);
+  expect_shards(v[0], "greedy.big:0,0,100;");
+  expect_shards(v[1], "greedy.s1:1,0,10;");
+  expect_shards(v[2], "greedy.s2:1,0,50;");
+  expect_shards(v[3], "greedy.s3:1,0,50;0,50,50;");
+  /* The rows land where placed: what is assigned reads back whole. */
   float values[100];
   for (int i = 0; i < 100; ++i) values[i] = (float)i * 0.5f;
   dist_buffer_t buffer = buffer_of(values, 100, DIST_DTYPE_F32);
-  assert_dist_ok(dist_variable_assign(third, NULL, &buffer));
+  assert_dist_ok(dist_variable_assign(v[3], NULL, &buffer));
   float back[100];
-  read_all(third, back, 100, DIST_DTYPE_F32);
+  read_all(v[3], back, 100, DIST_DTYPE_F32);
   assert_memory_equal(back, values, sizeof values);
-  dist_variable_destroy(big);
-  dist_variable_destroy(small1);
-  dist_variable_destroy(small2);
-  dist_variable_destroy(third);
+  expect_same_on_worker(worker, log, v, n);
   dist_strategy_destroy(strategy);
   dist_cluster_destroy(cluster);
 }
@@ -726,13 +744,10 @@ static void test_async_integer_adds_from_two_workers(void** state) {
   dist_strategy_t* strategy = ps_strategy(cluster, DIST_PLACEMENT_ROUND_ROBIN);
   char log[256];
   pid_t worker = start_worker("add", kAdds, log, sizeof log);
-  dist_variable_t* counter = sharded(strategy, "async.counter", DIST_DTYPE_I64, 12, 1, 3);
-  int64_t ones[12];
-  for (int i = 0; i < 12; ++i) ones[i] = 1;
-  dist_buffer_t value = buffer_of(ones, 12, DIST_DTYPE_I64);
-  for (int s = 0; s < kAdds; ++s) assert_dist_ok(dist_variable_assign_add(counter, NULL, &value));
+  assert_int_equal(worker_add(strategy, kAdds), 0); /* what worker 1 does, here at the same time */
   assert_int_equal(finish_worker(worker, 40, log), 0);
   assert_true(file_contains(log, "added 150"));
+  dist_variable_t* counter = sharded(strategy, "async.counter", DIST_DTYPE_I64, 12, 1, 3);
   int64_t got[12];
   read_all(counter, got, 12, DIST_DTYPE_I64);
   for (int i = 0; i < 12; ++i) assert_int_equal(got[i], 2 * kAdds);
@@ -1269,6 +1284,58 @@ static void test_bad_input(void** state) {
   dist_cluster_destroy(cluster);
 }
 
+/* With a context (one worker here), its cluster and rank are the strategy's;
+ * options.cluster is then refused. */
+static void test_strategy_over_a_context(void** state) {
+  (void)state;
+  char json[512];
+  snprintf(json, sizeof json,
+           "{\"cluster\": {\"ps\": [\"127.0.0.1:%d\", \"127.0.0.1:%d\"], \"chief\": [\"127.0.0.1:%d\"]}, "
+           "\"task\": {\"type\": \"chief\", \"index\": 0}}",
+           ports.ports[0], ports.ports[1], ports.ports[2]);
+  dist_cluster_t* cluster = cluster_from(json);
+  dist_context_options_t context_options = DIST_CONTEXT_OPTIONS_INIT;
+  context_options.field_mask = DIST_CONTEXT_OPT_TOKEN;
+  context_options.token = kToken;
+  dist_context_t* context = NULL;
+  assert_dist_ok(dist_context_create(cluster, &context_options, &context));
+  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
+  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_TOKEN | DIST_STRATEGY_OPT_CLUSTER;
+  options.kind = DIST_STRATEGY_PARAMETER_SERVER;
+  options.token = kToken;
+  options.cluster = cluster;
+  dist_strategy_t* strategy = NULL;
+  assert_dist_error(dist_strategy_create(context, &options, &strategy), DIST_ERR_INVALID_ARGUMENT,
+                    "cluster must be unset with a context");
+  options.field_mask &= ~DIST_STRATEGY_OPT_CLUSTER;
+  assert_dist_ok(dist_strategy_create(context, &options, &strategy));
+  const dist_cluster_t* strategy_cluster = NULL;
+  const char* task_type = NULL;
+  int32_t index = -1, workers = 0, kind = -1;
+  assert_dist_ok(dist_strategy_cluster(strategy, &strategy_cluster));
+  assert_non_null(strategy_cluster);
+  assert_dist_ok(dist_strategy_task_type(strategy, &task_type));
+  assert_string_equal(task_type, "chief");
+  assert_dist_ok(dist_strategy_worker_index(strategy, &index, &workers));
+  assert_int_equal(index, 0);
+  assert_int_equal(workers, 1);
+  assert_dist_ok(dist_strategy_kind(strategy, &kind));
+  assert_int_equal(kind, DIST_STRATEGY_PARAMETER_SERVER);
+  dist_variable_t* v = sharded(strategy, "context.v", DIST_DTYPE_F64, 3, 2, 2);
+  double values[6] = {1, 2, 3, 4, 5, 6}, back[6];
+  dist_buffer_t buffer = buffer_of(values, 6, DIST_DTYPE_F64);
+  assert_dist_ok(dist_variable_assign(v, NULL, &buffer));
+  read_all(v, back, 6, DIST_DTYPE_F64);
+  assert_memory_equal(back, values, sizeof back);
+  /* The strategy's variables keep it alive: destroyed in either order. */
+  dist_strategy_destroy(strategy);
+  read_all(v, back, 6, DIST_DTYPE_F64);
+  assert_memory_equal(back, values, sizeof back);
+  dist_variable_destroy(v);
+  dist_context_destroy(context);
+  dist_cluster_destroy(cluster);
+}
+
 /* Option structs from an older binding are shorter: the fields past the ones
  * whose bits are set must never be read. Here they hold garbage. */
 static void test_only_masked_fields_are_read(void** state) {
@@ -1325,6 +1392,7 @@ int main(int argc, char** argv) {
       cmocka_unit_test_teardown(test_checkpoint_round_trip_and_resharding, kill_test_processes),
       cmocka_unit_test_teardown(test_ps_killed_and_restarted, kill_test_processes),
       cmocka_unit_test_teardown(test_bad_input, kill_test_processes),
+      cmocka_unit_test_teardown(test_strategy_over_a_context, kill_test_processes),
       cmocka_unit_test_teardown(test_only_masked_fields_are_read, kill_test_processes),
   };
   return cmocka_run_group_tests(tests, start_shared_servers, stop_shared_servers);
