@@ -39,6 +39,20 @@ dist_status_t go_replica_merge_call(dist_replica_context_t* replica, uintptr_t v
   return dist_replica_merge_call(replica, merge_trampoline, (void*)value, (void*)handle);
 }
 
+static void log_trampoline(const char* message, void* user_data) {
+  goServerLog((char*)message, (uintptr_t)user_data);
+}
+
+dist_status_t go_server_start(const dist_cluster_t* cluster, dist_server_options_t* options, uintptr_t log_handle,
+                              dist_server_t** server) {
+  if (log_handle != 0) {
+    options->field_mask |= DIST_SERVER_OPT_LOG;
+    options->log = log_trampoline;
+    options->log_user_data = (void*)log_handle;
+  }
+  return dist_server_start(cluster, options, server);
+}
+
 dist_status_t go_buffer_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, void* data,
                              uint64_t count, dist_dtype_t dtype, dist_op_t op) {
   dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
@@ -47,9 +61,21 @@ dist_status_t go_buffer_call(int kind, dist_variable_t* variable, dist_replica_c
     case GO_VAR_ASSIGN: return dist_variable_assign(variable, replica, &b);
     case GO_VAR_ASSIGN_ADD: return dist_variable_assign_add(variable, replica, &b);
     case GO_VAR_ASSIGN_SUB: return dist_variable_assign_sub(variable, replica, &b);
+    case GO_VAR_APPLY_GRADIENT: return dist_variable_apply_gradient(variable, replica, &b);
     case GO_REPLICA_ALL_REDUCE: return dist_replica_all_reduce(replica, op, &b);
     case GO_SET_RESULT: return dist_replica_set_result(replica, &b);
     default: return DIST_ERR_INTERNAL; /* unreachable: kinds come from variable.go and replica.go */
+  }
+}
+
+dist_status_t go_rows_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, const int64_t* rows,
+                           uint64_t num_rows, void* data, uint64_t count, dist_dtype_t dtype) {
+  dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
+  switch (kind) {
+    case GO_ROWS_READ: return dist_variable_read_rows(variable, replica, rows, num_rows, &b);
+    case GO_ROWS_ADD: return dist_variable_add_rows(variable, replica, rows, num_rows, &b);
+    case GO_ROWS_APPLY: return dist_variable_apply_rows(variable, replica, rows, num_rows, &b);
+    default: return DIST_ERR_INTERNAL; /* unreachable: kinds come from variable.go */
   }
 }
 

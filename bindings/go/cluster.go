@@ -312,6 +312,14 @@ func (c *Cluster) JSON() (string, error) {
 	return takeString(out), nil
 }
 
+// raw is the C handle; nil for a nil or closed cluster (the library reports it).
+func (c *Cluster) raw() *C.dist_cluster_t {
+	if c == nil {
+		return nil
+	}
+	return c.handle
+}
+
 // call is call() keeping the cluster (and so its handle) alive until it returns.
 func (c *Cluster) call(f func() C.dist_status_t) error {
 	defer runtime.KeepAlive(c)

@@ -26,10 +26,27 @@ dist_status_t go_collective(int kind, dist_comm_t* comm, int has_send, void* sen
 dist_status_t go_strategy_run(dist_strategy_t* strategy, uintptr_t handle);
 dist_status_t go_replica_merge_call(dist_replica_context_t* replica, uintptr_t value, uintptr_t handle);
 
+/* dist_server_start with, when log_handle is not 0, the log trampoline calling
+ * goServerLog with that cgo.Handle. */
+dist_status_t go_server_start(const dist_cluster_t* cluster, dist_server_options_t* options, uintptr_t log_handle,
+                              dist_server_t** server);
+
 /* Single-buffer calls of replicas and variables, with the descriptor built here. */
-enum { GO_VAR_READ, GO_VAR_ASSIGN, GO_VAR_ASSIGN_ADD, GO_VAR_ASSIGN_SUB, GO_REPLICA_ALL_REDUCE, GO_SET_RESULT };
+enum {
+  GO_VAR_READ,
+  GO_VAR_ASSIGN,
+  GO_VAR_ASSIGN_ADD,
+  GO_VAR_ASSIGN_SUB,
+  GO_VAR_APPLY_GRADIENT,
+  GO_REPLICA_ALL_REDUCE,
+  GO_SET_RESULT
+};
 dist_status_t go_buffer_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, void* data,
                              uint64_t count, dist_dtype_t dtype, dist_op_t op);
+/* The row calls of variables on parameter servers: read, add or apply rows. */
+enum { GO_ROWS_READ, GO_ROWS_ADD, GO_ROWS_APPLY };
+dist_status_t go_rows_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, const int64_t* rows,
+                           uint64_t num_rows, void* data, uint64_t count, dist_dtype_t dtype);
 dist_status_t go_variable_read_copy(const dist_variable_t* variable, int32_t i, void* data, uint64_t count,
                                     dist_dtype_t dtype);
 

@@ -18,6 +18,8 @@ const (
 	Mirrored            StrategyKind = C.DIST_STRATEGY_MIRRORED
 	MultiWorkerMirrored StrategyKind = C.DIST_STRATEGY_MULTI_WORKER_MIRRORED
 	CentralStorage      StrategyKind = C.DIST_STRATEGY_CENTRAL_STORAGE
+	// ParameterServer keeps variables on the tasks of a cluster's "ps" job.
+	ParameterServer StrategyKind = C.DIST_STRATEGY_PARAMETER_SERVER
 )
 
 // Communication is dist_communication_t.
@@ -29,6 +31,15 @@ const (
 	CommunicationNCCL Communication = C.DIST_COMMUNICATION_NCCL // ErrUnsupported for now
 )
 
+// Placement is dist_placement_t: where a ParameterServer strategy puts each new
+// variable (each shard).
+type Placement int32
+
+const (
+	RoundRobin  Placement = C.DIST_PLACEMENT_ROUND_ROBIN  // servers in turn (the default)
+	GreedyBytes Placement = C.DIST_PLACEMENT_GREEDY_BYTES // the server holding the fewest bytes
+)
+
 // StrategyOptions are dist_strategy_options_t; nil fields keep the defaults.
 type StrategyOptions struct {
 	Kind          *StrategyKind
@@ -37,6 +48,13 @@ type StrategyOptions struct {
 	BytesPerPack  *uint64 // gradient fusion bucket; 0: 8 MiB
 	Timeout       *time.Duration
 	BindThreads   *bool // needs hwloc
+	// ParameterServer only: the cluster whose "ps" job holds the variables when
+	// there is no context (kept reachable by the strategy), and the cluster token
+	// the servers expect (default DIST_CLUSTER_TOKEN, then DIST_CLUSTER_TOKEN_FILE).
+	Cluster   *Cluster
+	Token     string
+	TokenFile string
+	Placement *Placement
 }
 
 // Strategy is a distribution strategy (dist_strategy_t). The header's thread
@@ -47,6 +65,7 @@ type StrategyOptions struct {
 type Strategy struct {
 	core    *handleCore[C.dist_strategy_t]
 	context *Context // keeps the context reachable
+	cluster *Cluster // keeps a ParameterServer strategy's borrowed cluster reachable
 	// borrowed is the view a merge function receives: the library owns it.
 	borrowed *C.dist_strategy_t
 }
@@ -55,6 +74,9 @@ type Strategy struct {
 // worker; options may be nil. MultiWorkerMirrored with a context is collective.
 func NewStrategy(context *Context, o *StrategyOptions) (*Strategy, error) {
 	var raw C.dist_strategy_options_t
+	var strings cStrings
+	defer strings.free()
+	var cluster *Cluster
 	if o != nil {
 		if o.Kind != nil {
 			raw.field_mask |= C.DIST_STRATEGY_OPT_KIND
@@ -82,6 +104,23 @@ func NewStrategy(context *Context, o *StrategyOptions) (*Strategy, error) {
 				raw.bind_threads = 1
 			}
 		}
+		if o.Cluster != nil {
+			cluster = o.Cluster
+			raw.field_mask |= C.DIST_STRATEGY_OPT_CLUSTER
+			raw.cluster = cluster.raw()
+		}
+		if o.Token != "" {
+			raw.field_mask |= C.DIST_STRATEGY_OPT_TOKEN
+			raw.token = strings.add(o.Token)
+		}
+		if o.TokenFile != "" {
+			raw.field_mask |= C.DIST_STRATEGY_OPT_TOKEN_FILE
+			raw.token_file = strings.add(o.TokenFile)
+		}
+		if o.Placement != nil {
+			raw.field_mask |= C.DIST_STRATEGY_OPT_PLACEMENT
+			raw.placement = C.dist_placement_t(*o.Placement)
+		}
 	}
 	var ctxHandle *C.dist_context_t
 	var ctxCore *contextCore
@@ -95,7 +134,8 @@ func NewStrategy(context *Context, o *StrategyOptions) (*Strategy, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Strategy{core: newHandleCore(h, func(h *C.dist_strategy_t) { C.dist_strategy_destroy(h) }, ctxCore), context: context}
+	s := &Strategy{core: newHandleCore(h, func(h *C.dist_strategy_t) { C.dist_strategy_destroy(h) }, ctxCore),
+		context: context, cluster: cluster}
 	runtime.SetFinalizer(s, (*Strategy).Close)
 	return s, nil
 }

@@ -37,6 +37,21 @@ type VariableOptions[T Element] struct {
 	InitialValue    []T     // every element, row-major; nil: zeros
 	Synchronization *Synchronization
 	Aggregation     *Aggregation
+	// ParameterServer only: the servers' optimizer of VariableApplyGradient and
+	// VariableApplyRows (nil: gradients are refused); a partitioner of the rows
+	// (zero values unset; default one shard): NumShards shards, or MaxShardBytes /
+	// MinShardBytes with MaxShards; ColocateWith, a variable whose shard i places
+	// shard i; SyncGradients (with ReplicasToAggregate, MaxStaleness) makes
+	// VariableApplyGradient synchronous.
+	Optimizer           *OptimizerOptions
+	NumShards           int
+	MaxShardBytes       uint64
+	MinShardBytes       uint64
+	MaxShards           int
+	ColocateWith        *Variable
+	SyncGradients       bool
+	ReplicasToAggregate *int
+	MaxStaleness        *int
 }
 
 // Variable is a distributed variable (dist_variable_t). Replica functions may
@@ -92,6 +107,41 @@ func NewVariable[T Element](s *Strategy, o *VariableOptions[T]) (*Variable, erro
 		if o.Aggregation != nil {
 			raw.field_mask |= C.DIST_VARIABLE_OPT_AGGREGATION
 			raw.aggregation = C.dist_aggregation_t(*o.Aggregation)
+		}
+		if o.Optimizer != nil {
+			// In C memory: raw is Go memory the C call sees, so it holds no Go pointer.
+			p := cArray([]C.dist_optimizer_options_t{o.Optimizer.raw()})
+			allocated = append(allocated, p)
+			raw.field_mask |= C.DIST_VARIABLE_OPT_OPTIMIZER
+			raw.optimizer = (*C.dist_optimizer_options_t)(p)
+		}
+		// The ParameterServer settings: each sets its bit when given.
+		set := func(bit C.uint64_t, given bool) bool {
+			if given {
+				raw.field_mask |= bit
+			}
+			return given
+		}
+		raw.num_shards = C.int32_t(o.NumShards)
+		set(C.DIST_VARIABLE_OPT_NUM_SHARDS, o.NumShards != 0)
+		raw.max_shard_bytes = C.uint64_t(o.MaxShardBytes)
+		set(C.DIST_VARIABLE_OPT_MAX_SHARD_BYTES, o.MaxShardBytes != 0)
+		raw.min_shard_bytes = C.uint64_t(o.MinShardBytes)
+		set(C.DIST_VARIABLE_OPT_MIN_SHARD_BYTES, o.MinShardBytes != 0)
+		raw.max_shards = C.int32_t(o.MaxShards)
+		set(C.DIST_VARIABLE_OPT_MAX_SHARDS, o.MaxShards != 0)
+		if set(C.DIST_VARIABLE_OPT_COLOCATE_WITH, o.ColocateWith != nil) {
+			raw.colocate_with = o.ColocateWith.core.live()
+			defer runtime.KeepAlive(o.ColocateWith)
+		}
+		if set(C.DIST_VARIABLE_OPT_SYNC_GRADIENTS, o.SyncGradients) {
+			raw.sync_gradients = 1
+		}
+		if set(C.DIST_VARIABLE_OPT_REPLICAS_TO_AGGREGATE, o.ReplicasToAggregate != nil) {
+			raw.replicas_to_aggregate = C.int32_t(*o.ReplicasToAggregate)
+		}
+		if set(C.DIST_VARIABLE_OPT_MAX_STALENESS, o.MaxStaleness != nil) {
+			raw.max_staleness = C.int32_t(*o.MaxStaleness)
 		}
 	}
 	h := s.raw()
@@ -168,8 +218,8 @@ func (v *Variable) Aggregation() (Aggregation, error) {
 	return Aggregation(a), err
 }
 
-// NumCopies is the number of local copies: local replicas, or 1 for
-// CentralStorage ON_WRITE.
+// NumCopies is the number of local copies: local replicas, 1 for CentralStorage
+// ON_WRITE, 0 on parameter servers.
 func (v *Variable) NumCopies() (int, error) {
 	defer runtime.KeepAlive(v)
 	h := v.core.live()
@@ -216,4 +266,71 @@ func VariableReadCopy[T Element](v *Variable, i int, out []T) error {
 	return call(func() C.dist_status_t {
 		return C.go_variable_read_copy(h, C.int32_t(i), dataOf(out), C.uint64_t(len(out)), C.dist_dtype_t(DTypeOf[T]()))
 	})
+}
+
+// Shard is where one shard of a variable on parameter servers lives.
+type Shard struct {
+	Server   int    // index in the cluster's "ps" job
+	FirstRow uint64 // of the variable's first dimension
+	Rows     uint64
+}
+
+// Shards lists where a ParameterServer variable lives; empty for others.
+func (v *Variable) Shards() ([]Shard, error) {
+	defer runtime.KeepAlive(v)
+	h := v.core.live()
+	var n C.int32_t
+	if err := call(func() C.dist_status_t { return C.dist_variable_num_shards(h, &n) }); err != nil {
+		return nil, err
+	}
+	shards := make([]Shard, int(n))
+	for i := range shards {
+		var server C.int32_t
+		var first, rows C.uint64_t
+		if err := call(func() C.dist_status_t { return C.dist_variable_shard(h, C.int32_t(i), &server, &first, &rows) }); err != nil {
+			return nil, err
+		}
+		shards[i] = Shard{Server: int(server), FirstRow: uint64(first), Rows: uint64(rows)}
+	}
+	return shards, nil
+}
+
+// VariableApplyGradient sends gradient (the variable's count) to the parameter
+// servers, where each shard applies it with the variable's optimizer,
+// asynchronously to other workers; r nil is cross-replica.
+func VariableApplyGradient[T Element](v *Variable, r *Replica, gradient []T) error {
+	defer runtime.KeepAlive(v)
+	return bufferCall(C.GO_VAR_APPLY_GRADIENT, v.core.live(), replicaHandle(r), gradient, OpSum)
+}
+
+func rowsCall[T Element](kind C.int, v *Variable, r *Replica, rows []int64, data []T) error {
+	defer runtime.KeepAlive(v)
+	h := v.core.live()
+	var first *C.int64_t
+	if len(rows) > 0 {
+		first = (*C.int64_t)(unsafe.Pointer(&rows[0]))
+	}
+	return call(func() C.dist_status_t {
+		return C.go_rows_call(kind, h, replicaHandle(r), first, C.uint64_t(len(rows)), dataOf(data),
+			C.uint64_t(len(data)), C.dist_dtype_t(DTypeOf[T]()))
+	})
+}
+
+// VariableReadRows reads rows[i] of a ParameterServer variable into out (an
+// embedding lookup: len(rows) rows of the product of shape[1:] elements each, in
+// the order given; repeats allowed).
+func VariableReadRows[T Element](v *Variable, r *Replica, rows []int64, out []T) error {
+	return rowsCall(C.GO_ROWS_READ, v, r, rows, out)
+}
+
+// VariableAddRows adds row i of values to row rows[i] on the servers (scatter-add;
+// a row listed twice gets both).
+func VariableAddRows[T Element](v *Variable, r *Replica, rows []int64, values []T) error {
+	return rowsCall(C.GO_ROWS_ADD, v, r, rows, values)
+}
+
+// VariableApplyRows lets the variable's optimizer update rows[i] with row i of
+// gradients, touching no other row (a sparse gradient).
+func VariableApplyRows[T Element](v *Variable, r *Replica, rows []int64, gradients []T) error {
+	return rowsCall(C.GO_ROWS_APPLY, v, r, rows, gradients)
 }

@@ -18,11 +18,12 @@ from .dtypes import NUMPY_TO_DIST, dist_dtype
 from .errors import DistError, DistTimeoutError, InvalidArgumentError, PeerError, UnsupportedError, check
 from .input import InputContext
 from .optimizer import Optimizer
+from .server import Server, checkpoint_restore, checkpoint_save
 from .strategy import ReplicaContext, Strategy
 from .variable import Variable
 
 __all__ = ["Cluster", "Comm", "Context", "DistError", "DistTimeoutError", "InputContext", "InvalidArgumentError",
-           "Optimizer", "PeerError", "ReplicaContext", "Request", "Strategy", "UnsupportedError", "Variable", "NUMPY_TO_DIST", "build_features", "build_info", "constants",
+           "Optimizer", "PeerError", "ReplicaContext", "Request", "Server", "Strategy", "UnsupportedError", "Variable", "NUMPY_TO_DIST", "build_features", "build_info", "checkpoint_restore", "checkpoint_save", "constants",
            "dist_dtype", "last_error", "resolver_name", "status_string", "version", "version_string"]
 
 

@@ -114,19 +114,10 @@ class StrategyOptions(ctypes.Structure):
         ("bytes_per_pack", ctypes.c_uint64),
         ("timeout_seconds", ctypes.c_double),
         ("bind_threads", ctypes.c_int32),
-    ]
-
-
-class VariableOptions(ctypes.Structure):
-    _fields_ = [
-        ("field_mask", ctypes.c_uint64),
-        ("name", ctypes.c_char_p),
-        ("dtype", ctypes.c_int32),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("rank", ctypes.c_int32),
-        ("initial_value", ctypes.c_void_p),
-        ("synchronization", ctypes.c_int32),
-        ("aggregation", ctypes.c_int32),
+        ("cluster", ctypes.c_void_p),
+        ("token", ctypes.c_char_p),
+        ("token_file", ctypes.c_char_p),
+        ("placement", ctypes.c_int32),
     ]
 
 
@@ -140,6 +131,55 @@ class OptimizerOptions(ctypes.Structure):
         ("beta_1", ctypes.c_double),
         ("beta_2", ctypes.c_double),
         ("epsilon", ctypes.c_double),
+        ("initial_accumulator_value", ctypes.c_double),
+    ]
+
+
+class VariableOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("name", ctypes.c_char_p),
+        ("dtype", ctypes.c_int32),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("rank", ctypes.c_int32),
+        ("initial_value", ctypes.c_void_p),
+        ("synchronization", ctypes.c_int32),
+        ("aggregation", ctypes.c_int32),
+        ("optimizer", ctypes.POINTER(OptimizerOptions)),
+        ("num_shards", ctypes.c_int32),
+        ("max_shard_bytes", ctypes.c_uint64),
+        ("min_shard_bytes", ctypes.c_uint64),
+        ("max_shards", ctypes.c_int32),
+        ("colocate_with", ctypes.c_void_p),
+        ("sync_gradients", ctypes.c_int32),
+        ("replicas_to_aggregate", ctypes.c_int32),
+        ("max_staleness", ctypes.c_int32),
+    ]
+
+
+# dist_log_fn_t: called from the server's threads, possibly concurrently.
+LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_void_p)
+
+
+class ServerOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("address", ctypes.c_char_p),
+        ("token", ctypes.c_char_p),
+        ("token_file", ctypes.c_char_p),
+        ("checkpoint_dir", ctypes.c_char_p),
+        ("io_timeout_ms", ctypes.c_int64),
+        ("log", LOG_FN),
+        ("log_user_data", ctypes.c_void_p),
+    ]
+
+
+class CheckpointOptions(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("token", ctypes.c_char_p),
+        ("token_file", ctypes.c_char_p),
+        ("timeout_ms", ctypes.c_int64),
     ]
 
 
@@ -245,6 +285,13 @@ _PROTOTYPES = {
     "dist_variable_assign": (status_t, [handle_p, handle_p, _buf]),
     "dist_variable_assign_add": (status_t, [handle_p, handle_p, _buf]),
     "dist_variable_assign_sub": (status_t, [handle_p, handle_p, _buf]),
+    "dist_variable_apply_gradient": (status_t, [handle_p, handle_p, _buf]),
+    "dist_variable_read_rows": (status_t, [handle_p, handle_p, _i64_out, ctypes.c_uint64, _buf]),
+    "dist_variable_add_rows": (status_t, [handle_p, handle_p, _i64_out, ctypes.c_uint64, _buf]),
+    "dist_variable_apply_rows": (status_t, [handle_p, handle_p, _i64_out, ctypes.c_uint64, _buf]),
+    "dist_variable_num_shards": (status_t, [handle_p, _i32_out]),
+    "dist_variable_shard": (status_t, [handle_p, ctypes.c_int32, _i32_out, ctypes.POINTER(ctypes.c_uint64),
+                                       ctypes.POINTER(ctypes.c_uint64)]),
     "dist_variable_num_copies": (status_t, [handle_p, _i32_out]),
     "dist_variable_read_copy": (status_t, [handle_p, ctypes.c_int32, _buf]),
     "dist_optimizer_create": (status_t, [ctypes.POINTER(OptimizerOptions), _out_handle]),
@@ -253,6 +300,16 @@ _PROTOTYPES = {
     "dist_strategy_batch_all_reduce": (status_t, [handle_p, ctypes.c_int32, _buf, ctypes.c_size_t]),
     "dist_strategy_apply_gradients": (status_t, [handle_p, ctypes.POINTER(ctypes.c_void_p), _buf, ctypes.c_size_t,
                                                  handle_p]),
+    "dist_server_start": (status_t, [handle_p, ctypes.POINTER(ServerOptions), _out_handle]),
+    "dist_server_address": (status_t, [handle_p, _out_str]),
+    "dist_server_describe": (status_t, [handle_p, _out_owned_str]),
+    "dist_server_join": (status_t, [handle_p, ctypes.c_int64]),
+    "dist_server_stop": (status_t, [handle_p]),
+    "dist_server_destroy": (None, [handle_p]),
+    "dist_checkpoint_save": (status_t, [handle_p, ctypes.c_char_p, ctypes.c_int64,
+                                        ctypes.POINTER(CheckpointOptions), _out_owned_str]),
+    "dist_checkpoint_restore": (status_t, [handle_p, ctypes.c_char_p, ctypes.POINTER(CheckpointOptions),
+                                           _out_owned_str]),
 }
 
 for _name, (_restype, _argtypes) in _PROTOTYPES.items():
@@ -272,6 +329,16 @@ def take_string(pointer):
         return ctypes.string_at(pointer.value).decode("utf-8", "replace")
     finally:
         lib.dist_string_free(pointer)
+
+
+def set_fields(options, fields):
+    """Sets each (field_mask bit, field name, value) of an options struct whose value
+    is not None, and its bit; None keeps the library's default."""
+    for bit, name, value in fields:
+        if value is not None:
+            options.field_mask |= bit
+            setattr(options, name, value)
+    return options
 
 
 def encode(value):

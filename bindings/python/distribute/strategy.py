@@ -13,19 +13,21 @@ import math
 import numpy as np
 
 from . import constants as C
-from ._native import MERGE_FN, REPLICA_FN, Buffer, StrategyOptions, handle_p, lib, text
+from ._native import MERGE_FN, REPLICA_FN, Buffer, StrategyOptions, encode, handle_p, lib, set_fields, text
 from .cluster import Cluster
 from .comm import _op
 from .dtypes import as_numpy, describe
 from .errors import DistError, check, error_for
 from .handle import HandleOwner, query
 from .input import InputContext
-from .variable import Variable
+from .variable import Variable, _choice
 
 KINDS = {"one_device": C.STRATEGY_ONE_DEVICE, "mirrored": C.STRATEGY_MIRRORED,
-         "multi_worker_mirrored": C.STRATEGY_MULTI_WORKER_MIRRORED, "central_storage": C.STRATEGY_CENTRAL_STORAGE}
+         "multi_worker_mirrored": C.STRATEGY_MULTI_WORKER_MIRRORED, "central_storage": C.STRATEGY_CENTRAL_STORAGE,
+         "parameter_server": C.STRATEGY_PARAMETER_SERVER}
 KIND_NAMES = {value: name for name, value in KINDS.items()}
 COMMUNICATIONS = {"auto": C.COMMUNICATION_AUTO, "ring": C.COMMUNICATION_RING, "nccl": C.COMMUNICATION_NCCL}
+PLACEMENTS = {"round_robin": C.PLACEMENT_ROUND_ROBIN, "greedy_bytes": C.PLACEMENT_GREEDY_BYTES}
 
 
 def _status_of(error):
@@ -124,28 +126,37 @@ class ReplicaContext:
 class Strategy(HandleOwner):
     """A tf.distribute strategy over an optional Context (None: one worker alone).
 
-    kind is "one_device", "mirrored", "multi_worker_mirrored" or
-    "central_storage" (or a STRATEGY_* value). Creating a multi-worker strategy
+    kind is "one_device", "mirrored", "multi_worker_mirrored", "central_storage" or
+    "parameter_server" (or a STRATEGY_* value). Creating a multi-worker strategy
     over a context is collective. Use it from one thread at a time; closing the
     context closes it (and its variables) first.
+
+    "parameter_server" (tf.distribute's ParameterServerStrategy) keeps its
+    variables on the tasks of a cluster's "ps" job: the context's cluster, or
+    `cluster` without a context (kept alive as long as the strategy and its
+    variables); `token` / `token_file` are the cluster token the servers expect
+    (default DIST_CLUSTER_TOKEN, then DIST_CLUSTER_TOKEN_FILE); `placement` is
+    "round_robin" (the default) or "greedy_bytes". It is not collective.
     """
 
     def __init__(self, context=None, kind="one_device", *, num_cpu_devices=None, communication=None,
-                 bytes_per_pack=None, timeout_seconds=None, bind_threads=None):
+                 bytes_per_pack=None, timeout_seconds=None, bind_threads=None, cluster=None, token=None,
+                 token_file=None, placement=None):
         self._handle = None
-        options = StrategyOptions()
-        fields = ((C.STRATEGY_OPT_KIND, "kind", KINDS[kind] if isinstance(kind, str) else kind),
-                  (C.STRATEGY_OPT_NUM_CPU_DEVICES, "num_cpu_devices", num_cpu_devices),
-                  (C.STRATEGY_OPT_COMMUNICATION, "communication",
-                   COMMUNICATIONS[communication] if isinstance(communication, str) else communication),
-                  (C.STRATEGY_OPT_BYTES_PER_PACK, "bytes_per_pack", bytes_per_pack),
-                  (C.STRATEGY_OPT_TIMEOUT_SECONDS, "timeout_seconds", timeout_seconds),
-                  (C.STRATEGY_OPT_BIND_THREADS, "bind_threads",
-                   None if bind_threads is None else int(bind_threads)))
-        for bit, name, value in fields:
-            if value is not None:
-                options.field_mask |= bit
-                setattr(options, name, value)
+        if cluster is not None and cluster.closed:
+            raise ValueError("the cluster is closed")
+        options = set_fields(StrategyOptions(), (
+            (C.STRATEGY_OPT_KIND, "kind", KINDS[kind] if isinstance(kind, str) else kind),
+            (C.STRATEGY_OPT_NUM_CPU_DEVICES, "num_cpu_devices", num_cpu_devices),
+            (C.STRATEGY_OPT_COMMUNICATION, "communication",
+             COMMUNICATIONS[communication] if isinstance(communication, str) else communication),
+            (C.STRATEGY_OPT_BYTES_PER_PACK, "bytes_per_pack", bytes_per_pack),
+            (C.STRATEGY_OPT_TIMEOUT_SECONDS, "timeout_seconds", timeout_seconds),
+            (C.STRATEGY_OPT_BIND_THREADS, "bind_threads", None if bind_threads is None else int(bind_threads)),
+            (C.STRATEGY_OPT_CLUSTER, "cluster", None if cluster is None else cluster._live_handle()),
+            (C.STRATEGY_OPT_TOKEN, "token", encode(token)),
+            (C.STRATEGY_OPT_TOKEN_FILE, "token_file", encode(token_file)),
+            (C.STRATEGY_OPT_PLACEMENT, "placement", None if placement is None else _choice(PLACEMENTS, placement))))
         if context is not None and context.closed:
             # NULL would silently mean "one worker alone".
             raise ValueError("the context is closed")
@@ -154,6 +165,7 @@ class Strategy(HandleOwner):
                                        ctypes.byref(handle)))
         self._handle = handle
         self._context = context
+        self._cluster = cluster  # borrowed by the C strategy
         if context is not None:
             context._adopt(self)
 
@@ -169,7 +181,7 @@ class Strategy(HandleOwner):
 
     @property
     def kind(self):
-        """"one_device", "mirrored", "multi_worker_mirrored" or "central_storage"."""
+        """"one_device", "mirrored", "multi_worker_mirrored", "central_storage" or "parameter_server"."""
         return KIND_NAMES[self._query(lib.dist_strategy_kind)]
 
     @property
@@ -192,7 +204,8 @@ class Strategy(HandleOwner):
 
     @property
     def cluster(self):
-        """The cluster of the strategy's context (borrowed from it), None without a context."""
+        """The cluster of the strategy's context (borrowed from it), or the cluster a
+        parameter_server strategy was given; None without either."""
         out = ctypes.c_void_p()
         check(lib.dist_strategy_cluster(self._handle, ctypes.byref(out)))
         return None if out.value is None else Cluster._borrow(out, self)

@@ -3,7 +3,8 @@
 
 libdistribute from Julia: clusters (TensorFlow's cluster resolvers), contexts that
 join them, communicators and collectives over `Array`s, strategies, distributed
-variables and optimizers, through the library's
+variables and optimizers, in-process parameter servers and their checkpoints,
+through the library's
 stable C ABI (`ccall`; no compiled code).
 
 ```julia
@@ -33,6 +34,8 @@ export kind, num_replicas_in_sync, num_local_replicas, devices, has_cluster, wor
        apply_gradients!, iterations, name, synchronization, aggregation, num_copies, read_copy, assign!,
        assign_add!, assign_sub!, input_context, num_input_pipelines, input_pipeline_id, per_replica_batch_size,
        shard_files, shard_range
+export Server, address, server_description, join_server, stop, checkpoint_save, checkpoint_restore
+export apply_gradient!, read_rows, add_rows!, apply_rows!, shards
 
 """
 Where libdistribute is: `DIST_LIBRARY` (the .so itself), else `DIST_BUILD_DIR` or the
@@ -58,5 +61,6 @@ include("strategy.jl")
 include("input.jl")
 include("variables.jl")
 include("optimizer.jl")
+include("server.jl")
 
 end # module

@@ -6,7 +6,8 @@
 # replica has returned.
 
 const STRATEGY_KINDS = Dict(:one_device => Int32(0), :mirrored => Int32(1), :multi_worker_mirrored => Int32(2),
-                            :central_storage => Int32(3))
+                            :central_storage => Int32(3), :parameter_server => Int32(4))
+const PLACEMENTS = Dict(:round_robin => Int32(0), :greedy_bytes => Int32(1))
 const COMMUNICATIONS = Dict(:auto => Int32(0), :ring => Int32(1), :nccl => Int32(2))
 const STRATEGY_OPT_KIND = UInt64(1) << 0
 const STRATEGY_OPT_NUM_CPU_DEVICES = UInt64(1) << 1
@@ -14,6 +15,10 @@ const STRATEGY_OPT_COMMUNICATION = UInt64(1) << 2
 const STRATEGY_OPT_BYTES_PER_PACK = UInt64(1) << 3
 const STRATEGY_OPT_TIMEOUT_SECONDS = UInt64(1) << 4
 const STRATEGY_OPT_BIND_THREADS = UInt64(1) << 5
+const STRATEGY_OPT_CLUSTER = UInt64(1) << 6
+const STRATEGY_OPT_TOKEN = UInt64(1) << 7
+const STRATEGY_OPT_TOKEN_FILE = UInt64(1) << 8
+const STRATEGY_OPT_PLACEMENT = UInt64(1) << 9
 const AXIS_NONE = Int32(-1)
 
 "dist_strategy_options_t."
@@ -25,42 +30,64 @@ struct StrategyOptionsC
     bytes_per_pack::UInt64
     timeout_seconds::Float64
     bind_threads::Int32
+    cluster::Ptr{Cvoid}
+    token::Ptr{UInt8}
+    token_file::Ptr{UInt8}
+    placement::Int32
 end
 
 """
     Strategy(context = nothing; kind = :one_device, num_cpu_devices, communication, bytes_per_pack,
-             timeout_seconds, bind_threads)
+             timeout_seconds, bind_threads, cluster, token, token_file, placement)
 
 A tf.distribute strategy over a `Context` (`nothing`: one worker alone). `kind` is
-`:one_device`, `:mirrored`, `:multi_worker_mirrored` or `:central_storage`;
-creating a multi-worker strategy over a context is collective. Use it from one
-task at a time; closing the context closes it (and its variables) first.
+`:one_device`, `:mirrored`, `:multi_worker_mirrored`, `:central_storage` or
+`:parameter_server`; creating a multi-worker strategy over a context is
+collective. Use it from one task at a time; closing the context closes it (and
+its variables) first.
+
+`:parameter_server` (tf.distribute's ParameterServerStrategy) keeps variables on
+the tasks of a cluster's "ps" job: the context's, or `cluster` without a context
+(kept referenced by the strategy and its variables); `token` / `token_file` are
+the cluster token the servers expect; `placement` is `:round_robin` (default) or
+`:greedy_bytes`.
 """
 mutable struct Strategy
     ptr::Ptr{Cvoid}
     context::Union{Context, Nothing}
+    cluster::Union{Cluster, Nothing} # borrowed by the C strategy
 end
 
 function Strategy(context::Union{Context, Nothing} = nothing; kind::Symbol = :one_device, num_cpu_devices = nothing,
                   communication::Union{Symbol, Nothing} = nothing, bytes_per_pack = nothing,
-                  timeout_seconds = nothing, bind_threads = nothing)
+                  timeout_seconds = nothing, bind_threads = nothing, cluster::Union{Cluster, Nothing} = nothing,
+                  token = nothing, token_file = nothing, placement::Union{Symbol, Nothing} = nothing)
     mask = STRATEGY_OPT_KIND
     num_cpu_devices === nothing || (mask |= STRATEGY_OPT_NUM_CPU_DEVICES)
     communication === nothing || (mask |= STRATEGY_OPT_COMMUNICATION)
     bytes_per_pack === nothing || (mask |= STRATEGY_OPT_BYTES_PER_PACK)
     timeout_seconds === nothing || (mask |= STRATEGY_OPT_TIMEOUT_SECONDS)
     bind_threads === nothing || (mask |= STRATEGY_OPT_BIND_THREADS)
-    options = StrategyOptionsC(mask, STRATEGY_KINDS[kind], something(num_cpu_devices, 0),
-                               communication === nothing ? Int32(0) : COMMUNICATIONS[communication],
-                               something(bytes_per_pack, 0), something(timeout_seconds, 0.0),
-                               bind_threads === nothing ? Int32(0) : Int32(bind_threads))
+    cluster === nothing || (mask |= STRATEGY_OPT_CLUSTER)
+    token === nothing || (mask |= STRATEGY_OPT_TOKEN)
+    token_file === nothing || (mask |= STRATEGY_OPT_TOKEN_FILE)
+    placement === nothing || (mask |= STRATEGY_OPT_PLACEMENT)
+    cluster !== nothing && cluster.ptr == C_NULL && throw(ArgumentError("the cluster is closed"))
+    strings = map(opt_path, (token, token_file))
     # A closed context's NULL would silently mean "one worker alone".
     context !== nothing && context.ptr == C_NULL && throw(ArgumentError("the context is closed"))
     out = Ref{Ptr{Cvoid}}(C_NULL)
-    GC.@preserve context check(ccall((:dist_strategy_create, libdistribute), Int32,
-                                     (Ptr{Cvoid}, Ref{StrategyOptionsC}, Ptr{Ptr{Cvoid}}),
-                                     context === nothing ? C_NULL : context.ptr, options, out))
-    strategy = Strategy(out[], context)
+    GC.@preserve context cluster strings begin
+        options = StrategyOptionsC(mask, STRATEGY_KINDS[kind], something(num_cpu_devices, 0),
+                                   communication === nothing ? Int32(0) : COMMUNICATIONS[communication],
+                                   something(bytes_per_pack, 0), something(timeout_seconds, 0.0),
+                                   bind_threads === nothing ? Int32(0) : Int32(bind_threads),
+                                   cluster === nothing ? C_NULL : cluster.ptr, map(cstr, strings)...,
+                                   placement === nothing ? Int32(0) : PLACEMENTS[placement])
+        check(ccall((:dist_strategy_create, libdistribute), Int32, (Ptr{Cvoid}, Ref{StrategyOptionsC}, Ptr{Ptr{Cvoid}}),
+                    context === nothing ? C_NULL : context.ptr, options, out))
+    end
+    strategy = Strategy(out[], context, cluster)
     context === nothing || lock(() -> push!(context.children, strategy), context.lock)
     finalizer(close, strategy)
     return strategy

@@ -37,6 +37,23 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         @test sizeof(Distribute.DistBuffer) == 32
     end
 
+    @testset "struct layouts match the header" begin
+        # bindings/c_layout.py: every struct as the C compiler lays it out.
+        report = readlines(`python3 $(joinpath(REPO, "bindings", "c_layout.py"))`)
+        @test length(report) >= 9
+        for line in report
+            cname, total, _, fields... = split(line)
+            stem = join(uppercasefirst.(split(cname[length("dist_") + 1:end - length("_t")], "_")))
+            T = cname == "dist_buffer_t" ? Distribute.DistBuffer : getfield(Distribute, Symbol(stem, "C"))
+            @test sizeof(T) == parse(Int, total)
+            @test [String(n) for n in fieldnames(T)] == [first(split(f, ":")) for f in fields]
+            for (i, f) in enumerate(fields)
+                _, offset, bytes = split(f, ":")
+                @test fieldoffset(T, i) == parse(Int, offset) && sizeof(fieldtype(T, i)) == parse(Int, bytes)
+            end
+        end
+    end
+
     @testset "error mapping" begin
         err = try
             resolve_cluster(:tf_config; env = ["TF_CONFIG={\"cluster\": {\"worker\": 3}}"])
@@ -209,6 +226,119 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         mine = input_context(s)
         @test (num_input_pipelines(mine), input_pipeline_id(mine), num_replicas_in_sync(mine)) == (1, 0, 2)
         foreach(close, (mine, input, sgd, v, s))
+    end
+
+    @testset "parameter server and checkpoints" begin
+        token = "julia-binding-test-token"
+        header = read(joinpath(REPO, "include", "c_api.h"), String)
+        bits = collect(eachmatch(r"#define DIST_((?:SERVER|CHECKPOINT)_OPT_\w+)\s+\(1ull << (\d+)\)", header))
+        @test length(bits) == 9
+        for m in bits
+            @test getfield(Distribute, Symbol(m[1])) == UInt64(1) << parse(Int, m[2])
+        end
+        lines = String[]
+        line_lock = ReentrantLock()
+        server = Server(; address = "127.0.0.1:0", token = token, log = l -> lock(() -> push!(lines, l), line_lock))
+        a = address(server)
+        @test occursin(r"^127\.0\.0\.1:[1-9][0-9]*$", a)
+        described = server_description(server)
+        @test occursin("\"address\":\"$a\"", described) && occursin("\"variables\":[]", described)
+        @test lock(() -> any(occursin("serving at", l) for l in lines), line_lock)
+        e = try join_server(server, 30); nothing catch err; err end
+        @test e isa DistError && e.status == Distribute.DIST_ERR_TIMEOUT
+
+        cluster = cluster_from_json("{\"cluster\":{\"ps\":[\"$a\"],\"worker\":[\"127.0.0.1:1\"]}," *
+                                    "\"task\":{\"type\":\"worker\",\"index\":0}}")
+        root = mktempdir()
+        path = checkpoint_save(cluster, root, 6; token = token, timeout_ms = 20000)
+        @test path == joinpath(root, "ckpt-6")
+        shard = joinpath(path, "shard-00000-of-00001.ckpt")
+        @test isfile(shard) && isfile(joinpath(path, "manifest.json")) && isfile(joinpath(root, "LATEST"))
+        @test checkpoint_restore(cluster, root; token = token, timeout_ms = 20000) == path
+        e = try checkpoint_save(cluster, root, 7; token = "wrong-token"); nothing catch err; err end
+        @test e isa DistError && e.status == Distribute.DIST_ERR_AUTH && occursin("ps:0", e.message)
+        bytes = read(shard)
+        bytes[4] ⊻= 0xff
+        write(shard, bytes)
+        e = try checkpoint_restore(cluster, root; token = token); nothing catch err; err end
+        @test e isa DistError && e.status == Distribute.DIST_ERR_INVALID_ARGUMENT &&
+              occursin("is corrupt", e.message) && occursin("shard-00000-of-00001.ckpt", e.message)
+        @test_throws DistError Server(; address = "127.0.0.1:0", token = token, checkpoint_dir = root)
+
+        stop(server)
+        join_server(server, 5000)
+        close(server)
+        close(server)   # idempotent
+        @test_throws DistError address(server)
+        close(cluster)
+        rm(root; recursive = true)
+
+        e = try Server(; address = "127.0.0.1", token = token); nothing catch err; err end
+        @test e isa DistError && e.status == Distribute.DIST_ERR_INVALID_ARGUMENT && occursin("127.0.0.1", e.message)
+        withenv("DIST_CLUSTER_TOKEN" => nothing, "DIST_CLUSTER_TOKEN_FILE" => nothing) do
+            e = try Server(; address = "127.0.0.1:0"); nothing catch err; err end
+            @test e isa DistError && occursin("needs the cluster token", e.message)
+        end
+    end
+
+    @testset "parameter-server strategy against in-process servers" begin
+        token = "julia-ps-strategy-token"
+        servers = [Server(; address = "127.0.0.1:0", token = token) for _ in 1:2]
+        ps = join(("\"$(address(s))\"" for s in servers), ",")
+        cluster = cluster_from_json("{\"cluster\":{\"ps\":[$ps],\"worker\":[\"127.0.0.1:1\"]}," *
+                                    "\"task\":{\"type\":\"worker\",\"index\":0}}")
+        s = Strategy(; kind = :parameter_server, cluster = cluster, token = token)
+        @test kind(s) == :parameter_server && num_replicas_in_sync(s) == 1
+
+        # C shape (4, 3) is the Julia (3, 4) matrix: four C rows, one per column.
+        initial = Float32.(reshape(0:11, 3, 4))
+        w = Variable(s, initial; name = "dense", optimizer = (kind = :sgd, learning_rate = 0.5), num_shards = 2)
+        @test shards(w) == [(server = 0, rows = 1:2), (server = 1, rows = 3:4)]
+        @test num_copies(w) == 0
+        g = Float32.(reshape([iseven(i) ? 2 : -1 for i in 0:11], 3, 4))
+        apply_gradient!(w, g)
+        @test read(w) == initial .- 0.5f0 .* g
+        run_replicas(r -> assign_add!(w, g; replica = r), s)
+        @test read(w) == initial .- 0.5f0 .* g .+ g
+
+        table = Float64.(reshape(0:19, 4, 5))   # five C rows of four
+        e = Variable(s, table; name = "embedding", optimizer = (kind = :sgd, learning_rate = 0.25),
+                     max_shard_bytes = 2 * 4 * 8)
+        @test length(shards(e)) == 3
+        @test read_rows(e, [5, 1, 5]) == table[:, [5, 1, 5]]
+        reference = copy(table)
+        values = Float64.(reshape(1:8, 4, 2))
+        add_rows!(e, [2, 2], values)
+        reference[:, 2] .+= values[:, 1] .+ values[:, 2]
+        grads = hcat(fill(4.0, 4), fill(-8.0, 4))
+        apply_rows!(e, [4, 1], grads)
+        reference[:, 4] .-= 0.25 .* grads[:, 1]
+        reference[:, 1] .-= 0.25 .* grads[:, 2]
+        @test read(e) == reference
+        err = try read_rows(e, [6]); nothing catch x; x end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+
+        a = Variable(s, [3.0, 3.0]; name = "adagrad", optimizer = (kind = :adagrad, learning_rate = 0.5))
+        value, acc = [3.0, 3.0], [0.1, 0.1]
+        for grad in ([1.0, -2.0], [0.5, 4.0])
+            apply_gradient!(a, grad)
+            acc .+= grad .^ 2
+            value .-= 0.5 .* grad ./ (sqrt.(acc) .+ 1e-7)
+        end
+        @test isapprox(read(a), value; atol = 1e-12)
+
+        plain = Variable(s, zeros(Float32, 2); name = "plain")
+        err = try apply_gradient!(plain, ones(Float32, 2)); nothing catch x; x end
+        @test err isa DistError && occursin("plain", err.message)
+
+        root = mktempdir()
+        checkpoint_save(cluster, root, 1; token = token, timeout_ms = 20000)
+        assign!(plain, [7.0f0, 8.0f0])
+        checkpoint_restore(cluster, root; token = token, timeout_ms = 20000)
+        @test read(plain) == zeros(Float32, 2)
+        foreach(close, (plain, a, e, w, s, cluster))
+        foreach(close, servers)
+        rm(root; recursive = true)
     end
 
     @testset "strategy example on two ranks" begin

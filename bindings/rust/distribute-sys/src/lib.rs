@@ -200,6 +200,7 @@ pub const DIST_STRATEGY_ONE_DEVICE: dist_strategy_kind_t = 0;
 pub const DIST_STRATEGY_MIRRORED: dist_strategy_kind_t = 1;
 pub const DIST_STRATEGY_MULTI_WORKER_MIRRORED: dist_strategy_kind_t = 2;
 pub const DIST_STRATEGY_CENTRAL_STORAGE: dist_strategy_kind_t = 3;
+pub const DIST_STRATEGY_PARAMETER_SERVER: dist_strategy_kind_t = 4;
 
 pub type dist_communication_t = i32;
 pub const DIST_COMMUNICATION_AUTO: dist_communication_t = 0;
@@ -212,9 +213,17 @@ pub const DIST_STRATEGY_OPT_COMMUNICATION: u64 = 1 << 2;
 pub const DIST_STRATEGY_OPT_BYTES_PER_PACK: u64 = 1 << 3;
 pub const DIST_STRATEGY_OPT_TIMEOUT_SECONDS: u64 = 1 << 4;
 pub const DIST_STRATEGY_OPT_BIND_THREADS: u64 = 1 << 5;
+pub const DIST_STRATEGY_OPT_CLUSTER: u64 = 1 << 6;
+pub const DIST_STRATEGY_OPT_TOKEN: u64 = 1 << 7;
+pub const DIST_STRATEGY_OPT_TOKEN_FILE: u64 = 1 << 8;
+pub const DIST_STRATEGY_OPT_PLACEMENT: u64 = 1 << 9;
+
+pub type dist_placement_t = i32;
+pub const DIST_PLACEMENT_ROUND_ROBIN: dist_placement_t = 0;
+pub const DIST_PLACEMENT_GREEDY_BYTES: dist_placement_t = 1;
 
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct dist_strategy_options_t {
     pub field_mask: u64,
     pub kind: dist_strategy_kind_t,
@@ -223,6 +232,10 @@ pub struct dist_strategy_options_t {
     pub bytes_per_pack: u64,
     pub timeout_seconds: f64,
     pub bind_threads: i32,
+    pub cluster: *const dist_cluster_t,
+    pub token: *const c_char,
+    pub token_file: *const c_char,
+    pub placement: dist_placement_t,
 }
 
 pub type dist_replica_fn_t = Option<unsafe extern "C" fn(replica: *mut dist_replica_context_t, user_data: *mut c_void) -> dist_status_t>;
@@ -251,6 +264,15 @@ pub const DIST_VARIABLE_OPT_SHAPE: u64 = 1 << 2;
 pub const DIST_VARIABLE_OPT_INITIAL_VALUE: u64 = 1 << 3;
 pub const DIST_VARIABLE_OPT_SYNCHRONIZATION: u64 = 1 << 4;
 pub const DIST_VARIABLE_OPT_AGGREGATION: u64 = 1 << 5;
+pub const DIST_VARIABLE_OPT_OPTIMIZER: u64 = 1 << 6;
+pub const DIST_VARIABLE_OPT_NUM_SHARDS: u64 = 1 << 7;
+pub const DIST_VARIABLE_OPT_MAX_SHARD_BYTES: u64 = 1 << 8;
+pub const DIST_VARIABLE_OPT_MIN_SHARD_BYTES: u64 = 1 << 9;
+pub const DIST_VARIABLE_OPT_MAX_SHARDS: u64 = 1 << 10;
+pub const DIST_VARIABLE_OPT_COLOCATE_WITH: u64 = 1 << 11;
+pub const DIST_VARIABLE_OPT_SYNC_GRADIENTS: u64 = 1 << 12;
+pub const DIST_VARIABLE_OPT_REPLICAS_TO_AGGREGATE: u64 = 1 << 13;
+pub const DIST_VARIABLE_OPT_MAX_STALENESS: u64 = 1 << 14;
 
 pub const DIST_MAX_RANK: i32 = 8;
 
@@ -265,6 +287,15 @@ pub struct dist_variable_options_t {
     pub initial_value: *const c_void,
     pub synchronization: dist_synchronization_t,
     pub aggregation: dist_aggregation_t,
+    pub optimizer: *const dist_optimizer_options_t,
+    pub num_shards: i32,
+    pub max_shard_bytes: u64,
+    pub min_shard_bytes: u64,
+    pub max_shards: i32,
+    pub colocate_with: *const dist_variable_t,
+    pub sync_gradients: i32,
+    pub replicas_to_aggregate: i32,
+    pub max_staleness: i32,
 }
 
 // ---- Optimizers -------------------------------------------------------------
@@ -272,6 +303,7 @@ pub type dist_optimizer_kind_t = i32;
 pub const DIST_OPTIMIZER_SGD: dist_optimizer_kind_t = 0;
 pub const DIST_OPTIMIZER_MOMENTUM: dist_optimizer_kind_t = 1;
 pub const DIST_OPTIMIZER_ADAM: dist_optimizer_kind_t = 2;
+pub const DIST_OPTIMIZER_ADAGRAD: dist_optimizer_kind_t = 3;
 
 pub const DIST_OPTIMIZER_OPT_KIND: u64 = 1 << 0;
 pub const DIST_OPTIMIZER_OPT_LEARNING_RATE: u64 = 1 << 1;
@@ -280,10 +312,9 @@ pub const DIST_OPTIMIZER_OPT_NESTEROV: u64 = 1 << 3;
 pub const DIST_OPTIMIZER_OPT_BETA_1: u64 = 1 << 4;
 pub const DIST_OPTIMIZER_OPT_BETA_2: u64 = 1 << 5;
 pub const DIST_OPTIMIZER_OPT_EPSILON: u64 = 1 << 6;
+pub const DIST_OPTIMIZER_OPT_INITIAL_ACCUMULATOR_VALUE: u64 = 1 << 7;
 
-// Parameter server and checkpoint option bits. The server and checkpoint
-// functions are not declared yet (bindings/coverage_exceptions.txt); the bits
-// are, so that the layout test keeps covering every constant of the header.
+// Parameter server and checkpoint option bits.
 pub const DIST_SERVER_OPT_ADDRESS: u64 = 1 << 0;
 pub const DIST_SERVER_OPT_TOKEN: u64 = 1 << 1;
 pub const DIST_SERVER_OPT_TOKEN_FILE: u64 = 1 << 2;
@@ -334,11 +365,19 @@ pub struct dist_optimizer_options_t {
     pub beta_1: f64,
     pub beta_2: f64,
     pub epsilon: f64,
+    pub initial_accumulator_value: f64,
 }
 
 impl Default for dist_variable_options_t {
     fn default() -> Self {
         // SAFETY: integers and raw pointers, all-zero as DIST_VARIABLE_OPTIONS_INIT.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+impl Default for dist_strategy_options_t {
+    fn default() -> Self {
+        // SAFETY: as above, DIST_STRATEGY_OPTIONS_INIT.
         unsafe { std::mem::zeroed() }
     }
 }
@@ -565,6 +604,40 @@ extern "C" {
         replica: *mut dist_replica_context_t,
         value: *const dist_buffer_t,
     ) -> dist_status_t;
+    pub fn dist_variable_apply_gradient(
+        variable: *mut dist_variable_t,
+        replica: *mut dist_replica_context_t,
+        gradient: *const dist_buffer_t,
+    ) -> dist_status_t;
+    pub fn dist_variable_read_rows(
+        variable: *mut dist_variable_t,
+        replica: *mut dist_replica_context_t,
+        rows: *const i64,
+        count: u64,
+        out: *const dist_buffer_t,
+    ) -> dist_status_t;
+    pub fn dist_variable_add_rows(
+        variable: *mut dist_variable_t,
+        replica: *mut dist_replica_context_t,
+        rows: *const i64,
+        count: u64,
+        values: *const dist_buffer_t,
+    ) -> dist_status_t;
+    pub fn dist_variable_apply_rows(
+        variable: *mut dist_variable_t,
+        replica: *mut dist_replica_context_t,
+        rows: *const i64,
+        count: u64,
+        gradients: *const dist_buffer_t,
+    ) -> dist_status_t;
+    pub fn dist_variable_num_shards(variable: *const dist_variable_t, count: *mut i32) -> dist_status_t;
+    pub fn dist_variable_shard(
+        variable: *const dist_variable_t,
+        i: i32,
+        server: *mut i32,
+        first_row: *mut u64,
+        rows: *mut u64,
+    ) -> dist_status_t;
     pub fn dist_variable_num_copies(variable: *const dist_variable_t, count: *mut i32) -> dist_status_t;
     pub fn dist_variable_read_copy(variable: *const dist_variable_t, i: i32, out: *const dist_buffer_t) -> dist_status_t;
 
@@ -572,7 +645,7 @@ extern "C" {
     pub fn dist_optimizer_destroy(optimizer: *mut dist_optimizer_t);
     pub fn dist_optimizer_iterations(optimizer: *const dist_optimizer_t, iterations: *mut i64) -> dist_status_t;
 
-    // Parameter server (raw declarations only; the safe crate does not wrap them yet).
+    // Parameter servers and checkpoints.
     pub fn dist_server_start(cluster: *const dist_cluster_t, options: *const dist_server_options_t, server: *mut *mut dist_server_t) -> dist_status_t;
     pub fn dist_server_address(server: *const dist_server_t, address: *mut *const c_char) -> dist_status_t;
     pub fn dist_server_describe(server: *const dist_server_t, json: *mut *mut c_char) -> dist_status_t;

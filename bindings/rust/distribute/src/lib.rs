@@ -70,6 +70,7 @@ mod input;
 mod optimizer;
 mod replica;
 mod request;
+mod server;
 mod strategy;
 mod strings;
 mod variable;
@@ -83,8 +84,9 @@ pub use input::InputContext;
 pub use optimizer::{Optimizer, OptimizerKind};
 pub use replica::Replica;
 pub use request::Request;
-pub use strategy::{Communication, Strategy, StrategyKind, StrategyOptions};
-pub use variable::{Aggregation, Synchronization, Variable, VariableOptions};
+pub use server::{checkpoint_restore, checkpoint_save, CheckpointOptions, LogFn, Server, ServerOptions};
+pub use strategy::{Communication, Placement, Strategy, StrategyKind, StrategyOptions};
+pub use variable::{Aggregation, AnyVariable, Shard, Synchronization, Variable, VariableOptions};
 
 /// DIST_VERSION_HEX of the loaded library.
 pub fn version() -> u32 {

@@ -15,7 +15,7 @@ use crate::dtype::{describe, Element, Op};
 use crate::error::{check, Error, Result};
 use crate::strategy::Strategy;
 use crate::sys;
-use crate::variable::Variable;
+use crate::variable::{rows_call, Variable};
 
 type Panic = Box<dyn Any + Send + 'static>;
 
@@ -184,6 +184,27 @@ impl Replica<'_> {
 
     pub fn assign_sub<T: Element>(&self, variable: &Variable<'_, T>, value: &[T]) -> Result<()> {
         self.update(sys::dist_variable_assign_sub, variable, value)
+    }
+
+    /// ParameterServer: the servers apply this replica's `gradient` with the
+    /// variable's optimizer (no aggregation across replicas).
+    pub fn apply_gradient<T: Element>(&self, variable: &Variable<'_, T>, gradient: &[T]) -> Result<()> {
+        self.update(sys::dist_variable_apply_gradient, variable, gradient)
+    }
+
+    /// ParameterServer: rows[i] of the variable into `out` (see [`Variable::read_rows`]).
+    pub fn read_rows<T: Element>(&self, variable: &Variable<'_, T>, rows: &[i64], out: &mut [T]) -> Result<()> {
+        rows_call(sys::dist_variable_read_rows, variable.as_raw(), self.raw, rows, out.as_ptr(), out.len())
+    }
+
+    /// ParameterServer: scatter-add of row i of `values` to row rows[i].
+    pub fn add_rows<T: Element>(&self, variable: &Variable<'_, T>, rows: &[i64], values: &[T]) -> Result<()> {
+        rows_call(sys::dist_variable_add_rows, variable.as_raw(), self.raw, rows, values.as_ptr(), values.len())
+    }
+
+    /// ParameterServer: a sparse gradient, applied to the listed rows only.
+    pub fn apply_rows<T: Element>(&self, variable: &Variable<'_, T>, rows: &[i64], gradients: &[T]) -> Result<()> {
+        rows_call(sys::dist_variable_apply_rows, variable.as_raw(), self.raw, rows, gradients.as_ptr(), gradients.len())
     }
 
     fn update<T: Element>(

@@ -6,7 +6,9 @@
 //! functions run on the library's threads: the closure given to
 //! [`Strategy::run`] must be `Sync`, and the [`Replica`] it receives stays on its
 //! thread.
+use std::ffi::CString;
 use std::marker::PhantomData;
+use std::path::Path;
 use std::ptr;
 use std::time::Duration;
 
@@ -17,7 +19,8 @@ use crate::error::{check, Error, Result};
 use crate::input::InputContext;
 use crate::optimizer::Optimizer;
 use crate::replica::{self, Replica};
-use crate::strings::{borrowed, owned};
+use crate::server::path_to_c;
+use crate::strings::{borrowed, opt_to_c, owned, ptr as c_ptr};
 use crate::sys;
 use crate::variable::{Variable, VariableOptions};
 
@@ -28,6 +31,8 @@ pub enum StrategyKind {
     Mirrored,
     MultiWorkerMirrored,
     CentralStorage,
+    /// tf.distribute's ParameterServerStrategy: variables live on the cluster's "ps" tasks.
+    ParameterServer,
 }
 
 impl StrategyKind {
@@ -37,12 +42,19 @@ impl StrategyKind {
             StrategyKind::Mirrored => sys::DIST_STRATEGY_MIRRORED,
             StrategyKind::MultiWorkerMirrored => sys::DIST_STRATEGY_MULTI_WORKER_MIRRORED,
             StrategyKind::CentralStorage => sys::DIST_STRATEGY_CENTRAL_STORAGE,
+            StrategyKind::ParameterServer => sys::DIST_STRATEGY_PARAMETER_SERVER,
         }
     }
 
     pub fn from_raw(kind: sys::dist_strategy_kind_t) -> Option<StrategyKind> {
-        [StrategyKind::OneDevice, StrategyKind::Mirrored, StrategyKind::MultiWorkerMirrored, StrategyKind::CentralStorage]
-            .into_iter()
+        [
+            StrategyKind::OneDevice,
+            StrategyKind::Mirrored,
+            StrategyKind::MultiWorkerMirrored,
+            StrategyKind::CentralStorage,
+            StrategyKind::ParameterServer,
+        ]
+        .into_iter()
             .find(|k| k.raw() == kind)
     }
 }
@@ -66,9 +78,18 @@ impl Communication {
     }
 }
 
+/// dist_placement_t: where a ParameterServer strategy puts each new variable (shard).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Servers 0, 1, 2, ... in turn (the default).
+    RoundRobin,
+    /// The server holding the fewest bytes so far.
+    GreedyBytes,
+}
+
 /// dist_strategy_options_t; `None` takes the library's default.
 #[derive(Debug, Clone, Default)]
-pub struct StrategyOptions {
+pub struct StrategyOptions<'a> {
     pub kind: Option<StrategyKind>,
     /// Logical CPU devices = local replicas (1..64).
     pub num_cpu_devices: Option<i32>,
@@ -79,10 +100,20 @@ pub struct StrategyOptions {
     pub timeout: Option<Duration>,
     /// Bind each replica thread to its own core (needs hwloc).
     pub bind_threads: Option<bool>,
+    /// ParameterServer without a context: the cluster whose "ps" job holds the
+    /// variables (borrowed by the strategy for its whole life).
+    pub cluster: Option<&'a Cluster>,
+    /// ParameterServer: the cluster token the servers expect, or a file holding it
+    /// (default DIST_CLUSTER_TOKEN, then DIST_CLUSTER_TOKEN_FILE).
+    pub token: Option<&'a str>,
+    pub token_file: Option<&'a Path>,
+    pub placement: Option<Placement>,
 }
 
-impl StrategyOptions {
-    fn to_raw(&self) -> sys::dist_strategy_options_t {
+impl StrategyOptions<'_> {
+    /// The C struct, with the strings it points to (alive as long as it is used).
+    fn to_raw(&self) -> Result<(sys::dist_strategy_options_t, [Option<CString>; 2])> {
+        let strings = [opt_to_c(self.token)?, self.token_file.map(path_to_c).transpose()?];
         let mut raw = sys::dist_strategy_options_t::default();
         let mut set = |bit: u64, present: bool| {
             if present {
@@ -95,33 +126,45 @@ impl StrategyOptions {
         set(sys::DIST_STRATEGY_OPT_BYTES_PER_PACK, self.bytes_per_pack.is_some());
         set(sys::DIST_STRATEGY_OPT_TIMEOUT_SECONDS, self.timeout.is_some());
         set(sys::DIST_STRATEGY_OPT_BIND_THREADS, self.bind_threads.is_some());
+        set(sys::DIST_STRATEGY_OPT_CLUSTER, self.cluster.is_some());
+        set(sys::DIST_STRATEGY_OPT_TOKEN, strings[0].is_some());
+        set(sys::DIST_STRATEGY_OPT_TOKEN_FILE, strings[1].is_some());
+        set(sys::DIST_STRATEGY_OPT_PLACEMENT, self.placement.is_some());
         raw.kind = self.kind.map_or(0, StrategyKind::raw);
         raw.num_cpu_devices = self.num_cpu_devices.unwrap_or(0);
         raw.communication = self.communication.map_or(0, Communication::raw);
         raw.bytes_per_pack = self.bytes_per_pack.unwrap_or(0);
         raw.timeout_seconds = self.timeout.map_or(0.0, |t| t.as_secs_f64());
         raw.bind_threads = i32::from(self.bind_threads.unwrap_or(false));
-        raw
+        raw.cluster = self.cluster.map_or(ptr::null(), Cluster::as_raw);
+        (raw.token, raw.token_file) = (c_ptr(&strings[0]), c_ptr(&strings[1]));
+        raw.placement = match self.placement {
+            Some(Placement::GreedyBytes) => sys::DIST_PLACEMENT_GREEDY_BYTES,
+            _ => sys::DIST_PLACEMENT_ROUND_ROBIN,
+        };
+        Ok((raw, strings))
     }
 }
 
 /// A distribution strategy. It borrows the context it was created with (the
-/// context must outlive it); variables borrow the strategy.
+/// context must outlive it), or a ParameterServer strategy's cluster; variables
+/// borrow the strategy.
 #[derive(Debug)]
 pub struct Strategy<'ctx> {
     raw: *mut sys::dist_strategy_t,
     /// False for the view a merge function receives, which the library owns.
     owned: bool,
-    _context: PhantomData<&'ctx Context>,
+    _context: PhantomData<(&'ctx Context, &'ctx Cluster)>,
     /// Neither Send nor Sync: the creating thread is the cross-replica context.
     _thread: PhantomData<*mut ()>,
 }
 
 impl<'ctx> Strategy<'ctx> {
     /// dist_strategy_create. `context` None is a single worker; with a context,
-    /// MULTI_WORKER_MIRRORED is collective over its world.
-    pub fn new(context: Option<&'ctx Context>, options: &StrategyOptions) -> Result<Strategy<'ctx>> {
-        let raw_options = options.to_raw();
+    /// MULTI_WORKER_MIRRORED is collective over its world. ParameterServer takes
+    /// the context's cluster, or `options.cluster`, and is not collective.
+    pub fn new(context: Option<&'ctx Context>, options: &StrategyOptions<'ctx>) -> Result<Strategy<'ctx>> {
+        let (raw_options, _strings) = options.to_raw()?;
         let mut raw = ptr::null_mut();
         let context = context.map_or(ptr::null_mut(), Context::as_raw);
         // SAFETY: a live context or NULL; a valid options struct and output.
@@ -167,7 +210,8 @@ impl<'ctx> Strategy<'ctx> {
         Ok(borrowed(device).unwrap_or_default())
     }
 
-    /// A copy of the context's cluster; None without a context.
+    /// A copy of the context's cluster (or a ParameterServer strategy's cluster);
+    /// None without either.
     pub fn cluster(&self) -> Result<Option<Cluster>> {
         let mut cluster = ptr::null();
         // SAFETY: a live handle; the cluster is borrowed and serialised at once.

@@ -9,6 +9,7 @@ use std::ptr;
 
 use crate::dtype::{describe, Element};
 use crate::error::{check, Error, Result};
+use crate::optimizer::{raw_options as optimizer_options, OptimizerKind};
 use crate::strategy::Strategy;
 use crate::strings::{borrowed, opt_to_c, ptr as c_ptr};
 use crate::sys;
@@ -57,6 +58,77 @@ pub struct VariableOptions<'a, T> {
     pub initial_value: Option<&'a [T]>,
     pub synchronization: Option<Synchronization>,
     pub aggregation: Option<Aggregation>,
+    /// ParameterServer: the servers' optimizer of `apply_gradient` / `apply_rows`
+    /// and its learning rate (None: gradients are refused).
+    pub optimizer: Option<(OptimizerKind, Option<f64>)>,
+    /// ParameterServer partitioners of the rows (at most one; default one shard):
+    /// this many shards (TF's FixedShardsPartitioner), ...
+    pub num_shards: Option<i32>,
+    /// ... as few shards as keep each at most this many bytes (MaxSizePartitioner), ...
+    pub max_shard_bytes: Option<u64>,
+    /// ... or the variable's bytes / this many shards (MinSizePartitioner);
+    pub min_shard_bytes: Option<u64>,
+    /// with max_shard_bytes or min_shard_bytes: at most this many shards.
+    pub max_shards: Option<i32>,
+    /// ParameterServer: shard i goes to the server of this variable's shard i.
+    pub colocate_with: Option<&'a dyn AnyVariable>,
+    /// ParameterServer: synchronous apply_gradient (TF's SyncReplicasOptimizer),
+    /// aggregating `replicas_to_aggregate` workers' gradients per round and
+    /// dropping those more than `max_staleness` updates old.
+    pub sync_gradients: Option<bool>,
+    pub replicas_to_aggregate: Option<i32>,
+    pub max_staleness: Option<i32>,
+}
+
+/// A variable of any element type, for options that name another variable.
+pub trait AnyVariable {
+    fn raw_variable(&self) -> *mut sys::dist_variable_t;
+}
+
+impl std::fmt::Debug for dyn AnyVariable + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Variable").field(&self.raw_variable()).finish()
+    }
+}
+
+impl<T: Element> AnyVariable for Variable<'_, T> {
+    fn raw_variable(&self) -> *mut sys::dist_variable_t {
+        self.raw
+    }
+}
+
+/// Where one shard of a variable on parameter servers lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Index of its server in the cluster's "ps" job.
+    pub server: i32,
+    /// Its rows of the variable's first dimension.
+    pub first_row: u64,
+    pub rows: u64,
+}
+
+/// The signature of dist_variable_{read,add,apply}_rows.
+pub(crate) type RowsFn = unsafe extern "C" fn(
+    *mut sys::dist_variable_t,
+    *mut sys::dist_replica_context_t,
+    *const i64,
+    u64,
+    *const sys::dist_buffer_t,
+) -> i32;
+
+/// One row call with `data` described as a buffer of T.
+pub(crate) fn rows_call<T: Element>(
+    f: RowsFn,
+    variable: *mut sys::dist_variable_t,
+    replica: *mut sys::dist_replica_context_t,
+    rows: &[i64],
+    data: *const T,
+    len: usize,
+) -> Result<()> {
+    let buffer = describe(data, len);
+    // SAFETY: live handles; `rows` and the `len` elements at `data` outlive the call
+    // (an output is exclusively borrowed by the caller).
+    check(unsafe { f(variable, replica, rows.as_ptr(), rows.len() as u64, &buffer) })
 }
 
 /// A distributed variable of element type T. It borrows its strategy.
@@ -110,8 +182,36 @@ impl<'s, T: Element> Variable<'s, T> {
             raw_options.field_mask |= sys::DIST_VARIABLE_OPT_AGGREGATION;
             raw_options.aggregation = a.raw();
         }
+        let server_optimizer = options.optimizer.map(|(kind, learning_rate)| optimizer_options(kind, learning_rate));
+        if let Some(o) = &server_optimizer {
+            raw_options.field_mask |= sys::DIST_VARIABLE_OPT_OPTIMIZER;
+            raw_options.optimizer = o;
+        }
+        if let Some(n) = options.num_shards {
+            raw_options.field_mask |= sys::DIST_VARIABLE_OPT_NUM_SHARDS;
+            raw_options.num_shards = n;
+        }
+        let mut set = |bit: u64, present: bool| {
+            if present {
+                raw_options.field_mask |= bit;
+            }
+        };
+        set(sys::DIST_VARIABLE_OPT_MAX_SHARD_BYTES, options.max_shard_bytes.is_some());
+        set(sys::DIST_VARIABLE_OPT_MIN_SHARD_BYTES, options.min_shard_bytes.is_some());
+        set(sys::DIST_VARIABLE_OPT_MAX_SHARDS, options.max_shards.is_some());
+        set(sys::DIST_VARIABLE_OPT_COLOCATE_WITH, options.colocate_with.is_some());
+        set(sys::DIST_VARIABLE_OPT_SYNC_GRADIENTS, options.sync_gradients.is_some());
+        set(sys::DIST_VARIABLE_OPT_REPLICAS_TO_AGGREGATE, options.replicas_to_aggregate.is_some());
+        set(sys::DIST_VARIABLE_OPT_MAX_STALENESS, options.max_staleness.is_some());
+        raw_options.max_shard_bytes = options.max_shard_bytes.unwrap_or(0);
+        raw_options.min_shard_bytes = options.min_shard_bytes.unwrap_or(0);
+        raw_options.max_shards = options.max_shards.unwrap_or(0);
+        raw_options.colocate_with = options.colocate_with.map_or(ptr::null(), |v| v.raw_variable());
+        raw_options.sync_gradients = i32::from(options.sync_gradients.unwrap_or(false));
+        raw_options.replicas_to_aggregate = options.replicas_to_aggregate.unwrap_or(0);
+        raw_options.max_staleness = options.max_staleness.unwrap_or(0);
         let mut raw = ptr::null_mut();
-        // SAFETY: a live strategy; the name, shape and initial value outlive the call.
+        // SAFETY: a live strategy; the name, shape, initial value and optimizer outlive the call.
         check(unsafe { sys::dist_variable_create(strategy.as_raw(), &raw_options, &mut raw) })?;
         Ok(Variable { raw, _strategy: PhantomData, _element: PhantomData })
     }
@@ -212,7 +312,48 @@ impl<'s, T: Element> Variable<'s, T> {
         check(unsafe { f(self.raw, ptr::null_mut(), &buffer) })
     }
 
-    /// Local copies as stored: local replicas, or 1 for CENTRAL_STORAGE ON_WRITE.
+    /// ParameterServer: the servers apply `gradient` with the variable's optimizer,
+    /// asynchronously to other workers.
+    pub fn apply_gradient(&mut self, gradient: &[T]) -> Result<()> {
+        self.update(sys::dist_variable_apply_gradient, gradient)
+    }
+
+    /// ParameterServer: rows[i] of the variable into `out` (rows.len() rows of the
+    /// product of shape[1..] elements each; repeats allowed).
+    pub fn read_rows(&mut self, rows: &[i64], out: &mut [T]) -> Result<()> {
+        rows_call(sys::dist_variable_read_rows, self.raw, ptr::null_mut(), rows, out.as_ptr(), out.len())
+    }
+
+    /// ParameterServer: adds row i of `values` to row rows[i] (scatter-add).
+    pub fn add_rows(&mut self, rows: &[i64], values: &[T]) -> Result<()> {
+        rows_call(sys::dist_variable_add_rows, self.raw, ptr::null_mut(), rows, values.as_ptr(), values.len())
+    }
+
+    /// ParameterServer: the optimizer updates rows[i] with row i of `gradients` and
+    /// touches no other row.
+    pub fn apply_rows(&mut self, rows: &[i64], gradients: &[T]) -> Result<()> {
+        rows_call(sys::dist_variable_apply_rows, self.raw, ptr::null_mut(), rows, gradients.as_ptr(), gradients.len())
+    }
+
+    /// Where a ParameterServer variable lives; empty for other strategies' variables.
+    pub fn shards(&self) -> Result<Vec<Shard>> {
+        let mut count = 0;
+        // SAFETY: a live handle and a valid output.
+        check(unsafe { sys::dist_variable_num_shards(self.raw, &mut count) })?;
+        (0..count)
+            .map(|i| {
+                let mut shard = Shard { server: 0, first_row: 0, rows: 0 };
+                // SAFETY: a live handle, i in range, valid outputs.
+                check(unsafe {
+                    sys::dist_variable_shard(self.raw, i, &mut shard.server, &mut shard.first_row, &mut shard.rows)
+                })?;
+                Ok(shard)
+            })
+            .collect()
+    }
+
+    /// Local copies as stored: local replicas, 1 for CENTRAL_STORAGE ON_WRITE, 0 on
+    /// parameter servers.
     pub fn num_copies(&self) -> Result<i32> {
         let mut count = 0;
         // SAFETY: a live handle and a valid output.

@@ -102,7 +102,7 @@ interface DistLibrary extends Library {
   }
 
   @Structure.FieldOrder({"field_mask", "kind", "num_cpu_devices", "communication", "bytes_per_pack",
-      "timeout_seconds", "bind_threads"})
+      "timeout_seconds", "bind_threads", "cluster", "token", "token_file", "placement"})
   class StrategyOptionsStruct extends Structure {
     public long field_mask;
     public int kind;
@@ -111,10 +111,15 @@ interface DistLibrary extends Library {
     public long bytes_per_pack;
     public double timeout_seconds;
     public int bind_threads;
+    public Pointer cluster;
+    public String token;
+    public String token_file;
+    public int placement;
   }
 
   @Structure.FieldOrder({"field_mask", "name", "dtype", "shape", "rank", "initial_value", "synchronization",
-      "aggregation"})
+      "aggregation", "optimizer", "num_shards", "max_shard_bytes", "min_shard_bytes", "max_shards", "colocate_with",
+      "sync_gradients", "replicas_to_aggregate", "max_staleness"})
   class VariableOptionsStruct extends Structure {
     public long field_mask;
     public String name;
@@ -124,10 +129,19 @@ interface DistLibrary extends Library {
     public Pointer initial_value;
     public int synchronization;
     public int aggregation;
+    public Pointer optimizer;
+    public int num_shards;
+    public long max_shard_bytes;
+    public long min_shard_bytes;
+    public int max_shards;
+    public Pointer colocate_with;
+    public int sync_gradients;
+    public int replicas_to_aggregate;
+    public int max_staleness;
   }
 
   @Structure.FieldOrder({"field_mask", "kind", "learning_rate", "momentum", "nesterov", "beta_1", "beta_2",
-      "epsilon"})
+      "epsilon", "initial_accumulator_value"})
   class OptimizerOptionsStruct extends Structure {
     public long field_mask;
     public int kind;
@@ -137,6 +151,33 @@ interface DistLibrary extends Library {
     public double beta_1;
     public double beta_2;
     public double epsilon;
+    public double initial_accumulator_value;
+  }
+
+  /** dist_log_fn_t: called from the server's threads, possibly concurrently. */
+  interface LogFn extends Callback {
+    void invoke(String message, Pointer userData);
+  }
+
+  @Structure.FieldOrder({"field_mask", "address", "token", "token_file", "checkpoint_dir", "io_timeout_ms", "log",
+      "log_user_data"})
+  class ServerOptionsStruct extends Structure {
+    public long field_mask;
+    public String address;
+    public String token;
+    public String token_file;
+    public String checkpoint_dir;
+    public long io_timeout_ms;
+    public LogFn log;
+    public Pointer log_user_data;
+  }
+
+  @Structure.FieldOrder({"field_mask", "token", "token_file", "timeout_ms"})
+  class CheckpointOptionsStruct extends Structure {
+    public long field_mask;
+    public String token;
+    public String token_file;
+    public long timeout_ms;
   }
 
   /** dist_replica_fn_t: JNA attaches the library's replica thread to the JVM for the call. */
@@ -250,6 +291,13 @@ interface DistLibrary extends Library {
   int dist_variable_assign(Pointer variable, Pointer replica, BufferStruct value);
   int dist_variable_assign_add(Pointer variable, Pointer replica, BufferStruct value);
   int dist_variable_assign_sub(Pointer variable, Pointer replica, BufferStruct value);
+  int dist_variable_apply_gradient(Pointer variable, Pointer replica, BufferStruct gradient);
+  int dist_variable_read_rows(Pointer variable, Pointer replica, long[] rows, long count, BufferStruct out);
+  int dist_variable_add_rows(Pointer variable, Pointer replica, long[] rows, long count, BufferStruct values);
+  int dist_variable_apply_rows(Pointer variable, Pointer replica, long[] rows, long count, BufferStruct gradients);
+  int dist_variable_num_shards(Pointer variable, IntByReference count);
+  int dist_variable_shard(Pointer variable, int i, IntByReference server, LongByReference firstRow,
+      LongByReference rows);
   int dist_variable_num_copies(Pointer variable, IntByReference count);
   int dist_variable_read_copy(Pointer variable, int i, BufferStruct out);
 
@@ -259,4 +307,15 @@ interface DistLibrary extends Library {
   int dist_strategy_batch_all_reduce(Pointer strategy, int op, BufferStruct[] buffers, SizeT n);
   int dist_strategy_apply_gradients(Pointer strategy, Pointer[] vars, BufferStruct[] grads, SizeT n,
       Pointer optimizer);
+
+  int dist_server_start(Pointer cluster, ServerOptionsStruct options, PointerByReference server);
+  int dist_server_address(Pointer server, PointerByReference address);
+  int dist_server_describe(Pointer server, PointerByReference json);
+  int dist_server_join(Pointer server, long timeoutMs);
+  int dist_server_stop(Pointer server);
+  void dist_server_destroy(Pointer server);
+  int dist_checkpoint_save(Pointer cluster, String root, long step, CheckpointOptionsStruct options,
+      PointerByReference path);
+  int dist_checkpoint_restore(Pointer cluster, String directory, CheckpointOptionsStruct options,
+      PointerByReference path);
 }

@@ -22,6 +22,12 @@ public final class Strategy implements AutoCloseable {
   public static final int MIRRORED = 1;
   public static final int MULTI_WORKER_MIRRORED = 2;
   public static final int CENTRAL_STORAGE = 3;
+  /** tf.distribute's ParameterServerStrategy: variables on the tasks of a cluster's "ps" job. */
+  public static final int PARAMETER_SERVER = 4;
+  /** PARAMETER_SERVER placement: servers in turn (the default). */
+  public static final int PLACEMENT_ROUND_ROBIN = 0;
+  /** PARAMETER_SERVER placement: the server holding the fewest bytes so far. */
+  public static final int PLACEMENT_GREEDY_BYTES = 1;
   public static final int COMMUNICATION_AUTO = 0;
   public static final int COMMUNICATION_RING = 1;
   public static final int COMMUNICATION_NCCL = 2;
@@ -33,6 +39,10 @@ public final class Strategy implements AutoCloseable {
   static final long OPT_BYTES_PER_PACK = 1L << 3;
   static final long OPT_TIMEOUT_SECONDS = 1L << 4;
   static final long OPT_BIND_THREADS = 1L << 5;
+  static final long OPT_CLUSTER = 1L << 6;
+  static final long OPT_TOKEN = 1L << 7;
+  static final long OPT_TOKEN_FILE = 1L << 8;
+  static final long OPT_PLACEMENT = 1L << 9;
 
   /**
    * Replica threads stay attached to the JVM between callbacks: a merge function
@@ -44,6 +54,8 @@ public final class Strategy implements AutoCloseable {
   private final Handle handle;
   private final Cleaner.Cleanable cleanable;
   private final Context context;
+  /** A PARAMETER_SERVER strategy's cluster, borrowed by the C strategy: kept reachable. */
+  private final Cluster cluster;
 
   /** dist_strategy_options_t; null fields keep the defaults. */
   public static final class Options {
@@ -53,6 +65,28 @@ public final class Strategy implements AutoCloseable {
     public Long bytesPerPack;
     public Double timeoutSeconds;
     public Boolean bindThreads;
+    /** PARAMETER_SERVER without a context: the cluster whose "ps" job holds the variables. */
+    public Cluster cluster;
+    /** PARAMETER_SERVER: the cluster token (default DIST_CLUSTER_TOKEN, then DIST_CLUSTER_TOKEN_FILE). */
+    public String token;
+    public java.nio.file.Path tokenFile;
+    /** PARAMETER_SERVER: PLACEMENT_ROUND_ROBIN (default) or PLACEMENT_GREEDY_BYTES. */
+    public Integer placement;
+
+    public Options cluster(Cluster value) {
+      cluster = value;
+      return this;
+    }
+
+    public Options token(String value) {
+      token = value;
+      return this;
+    }
+
+    public Options placement(int value) {
+      placement = value;
+      return this;
+    }
 
     public Options kind(int value) {
       kind = value;
@@ -97,6 +131,25 @@ public final class Strategy implements AutoCloseable {
       s.field_mask |= OPT_BIND_THREADS;
       s.bind_threads = options.bindThreads ? 1 : 0;
     }
+    if (options.cluster != null) {
+      s.field_mask |= OPT_CLUSTER;
+      s.cluster = options.cluster.pointer();
+      if (s.cluster == null) {
+        throw new IllegalStateException("the cluster is closed");
+      }
+    }
+    if (options.token != null) {
+      s.field_mask |= OPT_TOKEN;
+      s.token = options.token;
+    }
+    if (options.tokenFile != null) {
+      s.field_mask |= OPT_TOKEN_FILE;
+      s.token_file = options.tokenFile.toString();
+    }
+    if (options.placement != null) {
+      s.field_mask |= OPT_PLACEMENT;
+      s.placement = options.placement;
+    }
     Pointer contextPointer = context == null ? null : context.handle().get();
     if (context != null && contextPointer == null) {
       // NULL would silently mean "one worker alone".
@@ -105,6 +158,7 @@ public final class Strategy implements AutoCloseable {
     PointerByReference out = new PointerByReference();
     DistException.check(DistLibrary.LIB.dist_strategy_create(contextPointer, s, out));
     this.context = context;
+    this.cluster = options.cluster;
     handle = new Handle(out.getValue(), DistLibrary.LIB::dist_strategy_destroy,
         context == null ? null : context.handle(), null);
     cleanable = handle.watch(this);
@@ -116,6 +170,10 @@ public final class Strategy implements AutoCloseable {
 
   Context context() {
     return context;
+  }
+
+  Cluster borrowedCluster() {
+    return cluster;
   }
 
   @Override

@@ -6,6 +6,8 @@ import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.lang.ref.Cleaner;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A tf.Variable under a strategy: mirrored (ON_WRITE) or kept per replica
@@ -13,6 +15,10 @@ import java.lang.ref.Cleaner;
  * value). The replica-taking calls are for inside {@link Strategy#run} (that
  * replica's context); the others are cross-replica. Closing the strategy's
  * context closes the variable first; the strategy itself may be closed before it.
+ *
+ * <p>Under a PARAMETER_SERVER strategy the variable lives on the ps tasks (its name
+ * is its identity there); {@link #applyGradient} and the row calls are for such
+ * variables only, and there are no local copies.
  */
 public final class Variable implements AutoCloseable {
   public static final int SYNC_AUTO = 0;
@@ -30,9 +36,24 @@ public final class Variable implements AutoCloseable {
   static final long OPT_INITIAL_VALUE = 1L << 3;
   static final long OPT_SYNCHRONIZATION = 1L << 4;
   static final long OPT_AGGREGATION = 1L << 5;
+  static final long OPT_OPTIMIZER = 1L << 6;
+  static final long OPT_NUM_SHARDS = 1L << 7;
+  static final long OPT_MAX_SHARD_BYTES = 1L << 8;
+  static final long OPT_MIN_SHARD_BYTES = 1L << 9;
+  static final long OPT_MAX_SHARDS = 1L << 10;
+  static final long OPT_COLOCATE_WITH = 1L << 11;
+  static final long OPT_SYNC_GRADIENTS = 1L << 12;
+  static final long OPT_REPLICAS_TO_AGGREGATE = 1L << 13;
+  static final long OPT_MAX_STALENESS = 1L << 14;
 
   private final Handle handle;
   private final Cleaner.Cleanable cleanable;
+  /** A PARAMETER_SERVER strategy's cluster, which the C side borrows: kept reachable. */
+  @SuppressWarnings("unused")
+  private final Cluster cluster;
+
+  /** Where one shard of a variable on parameter servers lives. */
+  public record Shard(int server, long firstRow, long rows) {}
 
   /** dist_variable_options_t; null fields keep the defaults (an F32 scalar of zero named "Variable"). */
   public static final class Options {
@@ -43,6 +64,20 @@ public final class Variable implements AutoCloseable {
     public NativeBuffer initialValue;
     public Integer synchronization;
     public Integer aggregation;
+    /** PARAMETER_SERVER: the servers' optimizer of applyGradient / applyRows (null: refused). */
+    public Optimizer.Options optimizer;
+    /** PARAMETER_SERVER partitioners (at most one of numShards, maxShardBytes, minShardBytes). */
+    public Integer numShards;
+    public Long maxShardBytes;
+    public Long minShardBytes;
+    /** With maxShardBytes or minShardBytes: at most this many shards. */
+    public Integer maxShards;
+    /** PARAMETER_SERVER: shard i goes to the server of this variable's shard i. */
+    public Variable colocateWith;
+    /** PARAMETER_SERVER: synchronous applyGradient (TF's SyncReplicasOptimizer). */
+    public Boolean syncGradients;
+    public Integer replicasToAggregate;
+    public Integer maxStaleness;
 
     /** A variable of initialValue's dtype and element count, one-dimensional. */
     public static Options of(NativeBuffer initialValue) {
@@ -91,9 +126,51 @@ public final class Variable implements AutoCloseable {
       s.field_mask |= OPT_AGGREGATION;
       s.aggregation = options.aggregation;
     }
+    DistLibrary.OptimizerOptionsStruct optimizer = null;
+    if (options.optimizer != null) {
+      optimizer = options.optimizer.toStruct();
+      optimizer.write();
+      s.field_mask |= OPT_OPTIMIZER;
+      s.optimizer = optimizer.getPointer();
+    }
+    if (options.numShards != null) {
+      s.field_mask |= OPT_NUM_SHARDS;
+      s.num_shards = options.numShards;
+    }
+    if (options.maxShardBytes != null) {
+      s.field_mask |= OPT_MAX_SHARD_BYTES;
+      s.max_shard_bytes = options.maxShardBytes;
+    }
+    if (options.minShardBytes != null) {
+      s.field_mask |= OPT_MIN_SHARD_BYTES;
+      s.min_shard_bytes = options.minShardBytes;
+    }
+    if (options.maxShards != null) {
+      s.field_mask |= OPT_MAX_SHARDS;
+      s.max_shards = options.maxShards;
+    }
+    if (options.colocateWith != null) {
+      s.field_mask |= OPT_COLOCATE_WITH;
+      s.colocate_with = options.colocateWith.handle.get();
+    }
+    if (options.syncGradients != null) {
+      s.field_mask |= OPT_SYNC_GRADIENTS;
+      s.sync_gradients = options.syncGradients ? 1 : 0;
+    }
+    if (options.replicasToAggregate != null) {
+      s.field_mask |= OPT_REPLICAS_TO_AGGREGATE;
+      s.replicas_to_aggregate = options.replicasToAggregate;
+    }
+    if (options.maxStaleness != null) {
+      s.field_mask |= OPT_MAX_STALENESS;
+      s.max_staleness = options.maxStaleness;
+    }
     PointerByReference out = new PointerByReference();
     DistException.check(DistLibrary.LIB.dist_variable_create(strategy.handle().get(), s, out));
     java.lang.ref.Reference.reachabilityFence(dims);
+    java.lang.ref.Reference.reachabilityFence(optimizer);
+    java.lang.ref.Reference.reachabilityFence(options);
+    cluster = strategy.borrowedCluster();
     Context context = strategy.context();
     handle = new Handle(out.getValue(), DistLibrary.LIB::dist_variable_destroy,
         context == null ? null : context.handle(), null);
@@ -145,7 +222,7 @@ public final class Variable implements AutoCloseable {
     return Queries.int32(out -> DistLibrary.LIB.dist_variable_aggregation(handle.get(), out));
   }
 
-  /** Local copies: one per local replica, 1 for CENTRAL_STORAGE ON_WRITE. */
+  /** Local copies: one per local replica, 1 for CENTRAL_STORAGE ON_WRITE, 0 on parameter servers. */
   public int numCopies() {
     return Queries.int32(out -> DistLibrary.LIB.dist_variable_num_copies(handle.get(), out));
   }
@@ -185,5 +262,58 @@ public final class Variable implements AutoCloseable {
   public void assignSub(NativeBuffer value, ReplicaContext replica) {
     DistException.check(
         DistLibrary.LIB.dist_variable_assign_sub(handle.get(), replicaPointer(replica), value.toStruct()));
+  }
+
+  /** PARAMETER_SERVER: the servers apply gradient (the variable's dtype and count) with its optimizer. */
+  public void applyGradient(NativeBuffer gradient, ReplicaContext replica) {
+    DistException.check(
+        DistLibrary.LIB.dist_variable_apply_gradient(handle.get(), replicaPointer(replica), gradient.toStruct()));
+  }
+
+  /** Elements of one row: the product of shape[1:]. */
+  public long rowElements() {
+    long[] dims = shape();
+    long elements = 1;
+    for (int i = 1; i < dims.length; i++) elements *= dims[i];
+    return elements;
+  }
+
+  /** PARAMETER_SERVER: rows[i] of the variable into out (rows.length rows; repeats allowed). */
+  public void readRows(long[] rows, NativeBuffer out, ReplicaContext replica) {
+    DistException.check(DistLibrary.LIB.dist_variable_read_rows(handle.get(), replicaPointer(replica), rows,
+        rows.length, out.toStruct()));
+  }
+
+  /** PARAMETER_SERVER: rows[i] of the variable in fresh native memory, cross-replica. */
+  public NativeBuffer readRows(long... rows) {
+    NativeBuffer out = NativeBuffer.allocate(dtype(), rows.length * rowElements());
+    readRows(rows, out, null);
+    return out;
+  }
+
+  /** PARAMETER_SERVER: adds row i of values to row rows[i] on the servers (scatter-add). */
+  public void addRows(long[] rows, NativeBuffer values, ReplicaContext replica) {
+    DistException.check(DistLibrary.LIB.dist_variable_add_rows(handle.get(), replicaPointer(replica), rows,
+        rows.length, values.toStruct()));
+  }
+
+  /** PARAMETER_SERVER: the optimizer updates rows[i] with row i of gradients, and no other row. */
+  public void applyRows(long[] rows, NativeBuffer gradients, ReplicaContext replica) {
+    DistException.check(DistLibrary.LIB.dist_variable_apply_rows(handle.get(), replicaPointer(replica), rows,
+        rows.length, gradients.toStruct()));
+  }
+
+  /** Where a PARAMETER_SERVER variable lives; empty for other strategies' variables. */
+  public List<Shard> shards() {
+    int n = Queries.int32(out -> DistLibrary.LIB.dist_variable_num_shards(handle.get(), out));
+    List<Shard> shards = new ArrayList<>();
+    IntByReference server = new IntByReference();
+    LongByReference first = new LongByReference();
+    LongByReference rows = new LongByReference();
+    for (int i = 0; i < n; i++) {
+      DistException.check(DistLibrary.LIB.dist_variable_shard(handle.get(), i, server, first, rows));
+      shards.add(new Shard(server.getValue(), first.getValue(), rows.getValue()));
+    }
+    return shards;
   }
 }

@@ -70,8 +70,9 @@ public class ConstantsTest {
     for (Collective c : Collective.values()) java.put("DIST_COLLECTIVE_" + c.name(), (long) c.value);
     for (DType d : DType.values()) java.put("DIST_DTYPE_" + d.name(), (long) d.value);
     for (Op o : Op.values()) java.put("DIST_OP_" + o.name(), (long) o.value);
-    String[] kinds = {"ONE_DEVICE", "MIRRORED", "MULTI_WORKER_MIRRORED", "CENTRAL_STORAGE"};
-    int[] kindValues = {Strategy.ONE_DEVICE, Strategy.MIRRORED, Strategy.MULTI_WORKER_MIRRORED, Strategy.CENTRAL_STORAGE};
+    String[] kinds = {"ONE_DEVICE", "MIRRORED", "MULTI_WORKER_MIRRORED", "CENTRAL_STORAGE", "PARAMETER_SERVER"};
+    int[] kindValues = {Strategy.ONE_DEVICE, Strategy.MIRRORED, Strategy.MULTI_WORKER_MIRRORED, Strategy.CENTRAL_STORAGE,
+        Strategy.PARAMETER_SERVER};
     for (int i = 0; i < kinds.length; i++) java.put("DIST_STRATEGY_" + kinds[i], (long) kindValues[i]);
     java.put("DIST_COMMUNICATION_AUTO", (long) Strategy.COMMUNICATION_AUTO);
     java.put("DIST_COMMUNICATION_RING", (long) Strategy.COMMUNICATION_RING);
@@ -82,6 +83,12 @@ public class ConstantsTest {
     java.put("DIST_STRATEGY_OPT_BYTES_PER_PACK", Strategy.OPT_BYTES_PER_PACK);
     java.put("DIST_STRATEGY_OPT_TIMEOUT_SECONDS", Strategy.OPT_TIMEOUT_SECONDS);
     java.put("DIST_STRATEGY_OPT_BIND_THREADS", Strategy.OPT_BIND_THREADS);
+    java.put("DIST_STRATEGY_OPT_CLUSTER", Strategy.OPT_CLUSTER);
+    java.put("DIST_STRATEGY_OPT_TOKEN", Strategy.OPT_TOKEN);
+    java.put("DIST_STRATEGY_OPT_TOKEN_FILE", Strategy.OPT_TOKEN_FILE);
+    java.put("DIST_STRATEGY_OPT_PLACEMENT", Strategy.OPT_PLACEMENT);
+    java.put("DIST_PLACEMENT_ROUND_ROBIN", (long) Strategy.PLACEMENT_ROUND_ROBIN);
+    java.put("DIST_PLACEMENT_GREEDY_BYTES", (long) Strategy.PLACEMENT_GREEDY_BYTES);
     java.put("DIST_AXIS_NONE", (long) Strategy.AXIS_NONE);
     java.put("DIST_SYNC_AUTO", (long) Variable.SYNC_AUTO);
     java.put("DIST_SYNC_ON_WRITE", (long) Variable.SYNC_ON_WRITE);
@@ -97,10 +104,19 @@ public class ConstantsTest {
     java.put("DIST_VARIABLE_OPT_INITIAL_VALUE", Variable.OPT_INITIAL_VALUE);
     java.put("DIST_VARIABLE_OPT_SYNCHRONIZATION", Variable.OPT_SYNCHRONIZATION);
     java.put("DIST_VARIABLE_OPT_AGGREGATION", Variable.OPT_AGGREGATION);
+    String[] psVariableOpts = {"OPTIMIZER", "NUM_SHARDS", "MAX_SHARD_BYTES", "MIN_SHARD_BYTES", "MAX_SHARDS",
+        "COLOCATE_WITH", "SYNC_GRADIENTS", "REPLICAS_TO_AGGREGATE", "MAX_STALENESS"};
+    long[] psVariableOptValues = {Variable.OPT_OPTIMIZER, Variable.OPT_NUM_SHARDS, Variable.OPT_MAX_SHARD_BYTES,
+        Variable.OPT_MIN_SHARD_BYTES, Variable.OPT_MAX_SHARDS, Variable.OPT_COLOCATE_WITH, Variable.OPT_SYNC_GRADIENTS,
+        Variable.OPT_REPLICAS_TO_AGGREGATE, Variable.OPT_MAX_STALENESS};
+    for (int i = 0; i < psVariableOpts.length; i++) {
+      java.put("DIST_VARIABLE_OPT_" + psVariableOpts[i], psVariableOptValues[i]);
+    }
     java.put("DIST_MAX_RANK", (long) Variable.MAX_RANK);
     java.put("DIST_OPTIMIZER_SGD", (long) Optimizer.SGD);
     java.put("DIST_OPTIMIZER_MOMENTUM", (long) Optimizer.MOMENTUM);
     java.put("DIST_OPTIMIZER_ADAM", (long) Optimizer.ADAM);
+    java.put("DIST_OPTIMIZER_ADAGRAD", (long) Optimizer.ADAGRAD);
     java.put("DIST_OPTIMIZER_OPT_KIND", Optimizer.OPT_KIND);
     java.put("DIST_OPTIMIZER_OPT_LEARNING_RATE", Optimizer.OPT_LEARNING_RATE);
     java.put("DIST_OPTIMIZER_OPT_MOMENTUM", Optimizer.OPT_MOMENTUM);
@@ -108,6 +124,14 @@ public class ConstantsTest {
     java.put("DIST_OPTIMIZER_OPT_BETA_1", Optimizer.OPT_BETA_1);
     java.put("DIST_OPTIMIZER_OPT_BETA_2", Optimizer.OPT_BETA_2);
     java.put("DIST_OPTIMIZER_OPT_EPSILON", Optimizer.OPT_EPSILON);
+    java.put("DIST_OPTIMIZER_OPT_INITIAL_ACCUMULATOR_VALUE", Optimizer.OPT_INITIAL_ACCUMULATOR_VALUE);
+    String[] serverOpts = {"ADDRESS", "TOKEN", "TOKEN_FILE", "CHECKPOINT_DIR", "IO_TIMEOUT_MS", "LOG"};
+    long[] serverOptValues = {Server.OPT_ADDRESS, Server.OPT_TOKEN, Server.OPT_TOKEN_FILE, Server.OPT_CHECKPOINT_DIR,
+        Server.OPT_IO_TIMEOUT_MS, Server.OPT_LOG};
+    for (int i = 0; i < serverOpts.length; i++) java.put("DIST_SERVER_OPT_" + serverOpts[i], serverOptValues[i]);
+    java.put("DIST_CHECKPOINT_OPT_TOKEN", Checkpoints.OPT_TOKEN);
+    java.put("DIST_CHECKPOINT_OPT_TOKEN_FILE", Checkpoints.OPT_TOKEN_FILE);
+    java.put("DIST_CHECKPOINT_OPT_TIMEOUT_MS", Checkpoints.OPT_TIMEOUT_MS);
     assertTrue("header parse found " + h.size(), h.size() > 60);
     for (Map.Entry<String, Long> e : java.entrySet()) {
       assertEquals(e.getKey(), h.get(e.getKey()), e.getValue());
@@ -115,7 +139,7 @@ public class ConstantsTest {
     // Every value of the header's enumerations has its Java counterpart.
     for (String name : h.keySet()) {
       if (name.matches("DIST_(ERR|RESOLVER|ALLREDUCE|COMM_PATH|COLLECTIVE|DTYPE|OP|STRATEGY|COMMUNICATION|SYNC|AGGREGATION"
-          + "|VARIABLE_OPT|OPTIMIZER)_\\w+")) {
+          + "|VARIABLE_OPT|OPTIMIZER|SERVER_OPT|CHECKPOINT_OPT|PLACEMENT)_\\w+")) {
         assertTrue(name + " has no Java counterpart", java.containsKey(name));
       }
     }

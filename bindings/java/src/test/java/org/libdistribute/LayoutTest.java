@@ -1,0 +1,62 @@
+package org.libdistribute;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import com.sun.jna.Structure;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.Test;
+
+/**
+ * Every struct of the header against its JNA declaration in DistLibrary: size, field
+ * order and offsets as the C compiler lays them out (bindings/c_layout.py).
+ */
+public class LayoutTest {
+  /** dist_strategy_options_t -> StrategyOptionsStruct. */
+  static String javaName(String cName) {
+    StringBuilder name = new StringBuilder();
+    for (String part : cName.substring("dist_".length(), cName.length() - "_t".length()).split("_")) {
+      name.append(Character.toUpperCase(part.charAt(0))).append(part.substring(1));
+    }
+    return name.append("Struct").toString();
+  }
+
+  static List<String> report() throws Exception {
+    Process probe = new ProcessBuilder("python3", Fixtures.repo().resolve("bindings/c_layout.py").toString())
+        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    List<String> lines = new ArrayList<>();
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(probe.getInputStream(), StandardCharsets.UTF_8))) {
+      for (String line = r.readLine(); line != null; line = r.readLine()) lines.add(line);
+    }
+    assertEquals("bindings/c_layout.py failed", 0, probe.waitFor());
+    return lines;
+  }
+
+  @Test
+  public void everyStructMatchesTheHeader() throws Exception {
+    Method fieldOffset = Structure.class.getDeclaredMethod("fieldOffset", String.class);
+    fieldOffset.setAccessible(true);
+    List<String> lines = report();
+    assertTrue("the probe found " + lines.size() + " structs", lines.size() >= 9);
+    for (String line : lines) {
+      String[] words = line.split(" ");
+      String cName = words[0];
+      Class<?> declared = Class.forName(DistLibrary.class.getName() + "$" + javaName(cName));
+      Structure s = (Structure) declared.getDeclaredConstructor().newInstance();
+      assertEquals(cName + " size", Long.parseLong(words[1]), s.size());
+      String[] fields = new String[words.length - 3];
+      for (int i = 3; i < words.length; i++) {
+        String[] f = words[i].split(":");
+        fields[i - 3] = f[0];
+        assertEquals(cName + "." + f[0] + " offset", Integer.parseInt(f[1]), fieldOffset.invoke(s, f[0]));
+      }
+      assertArrayEquals(cName + " fields", fields, declared.getAnnotation(Structure.FieldOrder.class).value());
+    }
+  }
+}

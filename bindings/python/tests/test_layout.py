@@ -1,0 +1,33 @@
+"""Every struct of the header against its ctypes declaration: size, alignment and
+each field's offset and size as the C compiler lays them out (bindings/c_layout.py)."""
+import ctypes
+import os
+import shutil
+import sys
+
+import pytest
+
+from conftest import REPO
+from distribute import _native
+
+sys.path.insert(0, os.path.join(REPO, "bindings"))
+import c_layout  # noqa: E402
+
+
+def ctypes_name(c_name):
+    """dist_strategy_options_t -> StrategyOptions."""
+    return "".join(part.capitalize() for part in c_name[len("dist_"):-len("_t")].split("_"))
+
+
+@pytest.mark.skipif(shutil.which(os.environ.get("CC", "cc")) is None, reason="no C compiler to measure the header")
+def test_every_struct_matches_the_header():
+    layouts = c_layout.layouts()
+    assert len(layouts) >= 9 and "dist_server_options_t" in layouts
+    for c_name, layout in layouts.items():
+        declared = getattr(_native, ctypes_name(c_name), None)
+        assert declared is not None, f"{c_name} has no ctypes declaration {ctypes_name(c_name)}"
+        assert (ctypes.sizeof(declared), ctypes.alignment(declared)) == (layout["size"], layout["align"]), c_name
+        assert [f[0] for f in declared._fields_] == [f for f, _, _ in layout["fields"]], c_name
+        for field, offset, size in layout["fields"]:
+            member = getattr(declared, field)
+            assert (member.offset, member.size) == (offset, size), f"{c_name}.{field}"
