@@ -61,6 +61,8 @@ class Server {
   // "host:port" with the port actually bound.
   const std::string& bound_address() const { return bound_address_; }
   uint64_t requests_served() const { return requests_served_.load(); }
+  // Payloads (requests' and replies') that travelled on UCX lanes.
+  uint64_t lane_payloads() const { return lane_payloads_.load(); }
 
  private:
   // The socket lives as long as the entry (closed only after the thread is
@@ -78,6 +80,7 @@ class Server {
   ShardStore store_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> requests_served_{0};
+  std::atomic<uint64_t> lane_payloads_{0};
   RequestHandler handler_;
   Socket listener_;
   std::string bound_address_;
