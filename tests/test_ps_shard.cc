@@ -70,6 +70,32 @@ void test_assign_ops_integers_wrap(void** state) {
   assert_int_equal(bytes[1], 56);
 }
 
+// assign_exchange: the buffer's bytes become the values, the old values come
+// back in the buffer, and a buffer of the wrong size changes nothing.
+void test_assign_exchange(void** state) {
+  (void)state;
+  const int32_t first[3] = {5, -6, 7};
+  ShardVariable v(make_spec("swapped", DType::I32, {3}), first);
+  std::vector<uint8_t> buffer(12);
+  const int32_t next[3] = {100, 200, -300};
+  std::memcpy(buffer.data(), next, 12);
+  assert_int_equal(v.assign_exchange(buffer), 1);
+  std::vector<int32_t> got = read_all<int32_t>(v);
+  for (int i = 0; i < 3; ++i) assert_int_equal(got[i], next[i]);
+  assert_int_equal(buffer.size(), 12);
+  int32_t old[3];
+  std::memcpy(old, buffer.data(), 12);
+  for (int i = 0; i < 3; ++i) assert_int_equal(old[i], first[i]);
+
+  std::vector<uint8_t> wrong(11, 0xFF);
+  assert_int_equal(static_cast<int>(status_of([&] { v.assign_exchange(wrong); })),
+                   static_cast<int>(Status::kInvalidArgument));
+  assert_int_equal(wrong.size(), 11);
+  assert_int_equal(v.version(), 1);
+  got = read_all<int32_t>(v);
+  for (int i = 0; i < 3; ++i) assert_int_equal(got[i], next[i]);
+}
+
 void test_assign_ops_floats(void** state) {
   (void)state;
   const double init[3] = {1.5, -2.25, 0.0};
@@ -318,7 +344,8 @@ void test_store_ids(void** state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_assign_ops_integers_wrap), cmocka_unit_test(test_assign_ops_floats),
+      cmocka_unit_test(test_assign_ops_integers_wrap), cmocka_unit_test(test_assign_exchange),
+      cmocka_unit_test(test_assign_ops_floats),
       cmocka_unit_test(test_optimizers_match_references), cmocka_unit_test(test_sync_rounds_and_staleness),
       cmocka_unit_test(test_sparse_rows), cmocka_unit_test(test_lazy_adam_rows),
       cmocka_unit_test(test_bad_specs_refused), cmocka_unit_test(test_store_ids),

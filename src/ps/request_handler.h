@@ -44,10 +44,14 @@ class RequestHandler {
 
   // Runs the request; every failure becomes an error reply. Values read are
   // placed in `scratch` (grown as needed, never shrunk), which the reply views.
-  Reply handle(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch);
+  // When `staging` is the buffer that holds the payload, an assign of exactly
+  // its size exchanges it with the shard's values instead of copying them.
+  Reply handle(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch,
+               std::vector<uint8_t>* staging = nullptr);
 
  private:
-  Reply run(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch);
+  Reply run(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch,
+            std::vector<uint8_t>* staging);
 
   ShardStore& store_;
   const std::atomic<bool>& stopping_;

@@ -161,9 +161,10 @@ void Server::serve(int fd, const std::string& peer) {
         }
         if (!refused) {
           // Grown, never shrunk: a push after a pull does not clear 4 MiB again.
+          // After an assign it holds the shard's previous values (exchanged, not copied).
           if (payload.size() < bytes) payload.resize(static_cast<size_t>(bytes));
           receive_payload(payload.data(), static_cast<size_t>(bytes));
-          reply = handler_.handle(request, payload.data(), scratch);
+          reply = handler_.handle(request, payload.data(), scratch, &payload);
           ++requests_served_;
         }
       }

@@ -96,6 +96,16 @@ uint64_t ShardVariable::assign(const void* values) {
   return bump();
 }
 
+uint64_t ShardVariable::assign_exchange(std::vector<uint8_t>& values) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (values.size() != values_.size()) {
+    fail_invalid("variable " + quoted(spec_.name) + ": assign of " + std::to_string(values.size()) + " bytes, expected " +
+                 std::to_string(values_.size()));
+  }
+  values_.swap(values);
+  return bump();
+}
+
 uint64_t ShardVariable::assign_add(const void* values) {
   std::lock_guard<std::mutex> guard(mutex_);
   add_in_place(values_.data(), values, spec_.elements(), spec_.dtype);

@@ -51,6 +51,9 @@ class ShardVariable {
 
   // Each takes spec().bytes() bytes and returns the new version.
   uint64_t assign(const void* values);
+  // assign() without its copy: `values` (exactly spec().bytes() bytes) become
+  // the shard's values and it gets the old ones back, for its owner to reuse.
+  uint64_t assign_exchange(std::vector<uint8_t>& values);
   uint64_t assign_add(const void* values);
   uint64_t assign_sub(const void* values);
 

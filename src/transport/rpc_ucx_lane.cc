@@ -1,6 +1,8 @@
 #include "transport/rpc_ucx_lane.h"
 
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +43,51 @@ bool nap_on(int fd) {
   return ::ppoll(&p, 1, &pause, nullptr) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
+// The transports a lane may use: UCX's shared-memory segments (posix, sysv),
+// or what the user's UCX_TLS names minus those that copy into or out of the
+// other process through the kernel (cma, knem, xpmem): with no peer-failure
+// handling, which this UCX's shared memory does not offer, a peer dying in the
+// middle of such a copy aborts the survivor. Through a segment its data just
+// stops arriving, which the connection beside the lane notices.
+std::string lane_transports(const char* user) {
+  if (user == nullptr || *user == '\0') return "posix,sysv";
+  const std::string list(user);
+  if (list[0] == '^') return list + ",cma";  // knem and xpmem are not in Debian's UCX
+  std::string kept;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    std::string name = list.substr(start, end - start);
+    start = end + 1;
+    if (name == "all") return "posix,sysv";
+    if (name == "sm" || name == "shm" || name == "mm") name = "posix,sysv";
+    if (name.empty() || name == "cma" || name == "knem" || name == "xpmem") continue;
+    kept += (kept.empty() ? "" : ",") + name;
+  }
+  if (kept.empty()) fail(Status::kUnavailable, "UCX_TLS=" + list + " leaves the lane no transport");
+  return kept;
+}
+
+// Both ends of the connection have the same IP address (loopback included).
+bool same_host(int fd) {
+  sockaddr_storage mine{}, theirs{};
+  socklen_t mine_length = sizeof mine, their_length = sizeof theirs;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&mine), &mine_length) != 0 ||
+      ::getpeername(fd, reinterpret_cast<sockaddr*>(&theirs), &their_length) != 0 || mine.ss_family != theirs.ss_family) {
+    return false;
+  }
+  if (mine.ss_family == AF_INET) {
+    return reinterpret_cast<sockaddr_in*>(&mine)->sin_addr.s_addr ==
+           reinterpret_cast<sockaddr_in*>(&theirs)->sin_addr.s_addr;
+  }
+  if (mine.ss_family == AF_INET6) {
+    return std::memcmp(&reinterpret_cast<sockaddr_in6*>(&mine)->sin6_addr,
+                       &reinterpret_cast<sockaddr_in6*>(&theirs)->sin6_addr, sizeof(in6_addr)) == 0;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool rpc_lane_enabled() {
@@ -48,7 +95,13 @@ bool rpc_lane_enabled() {
   return setting == nullptr || std::strcmp(setting, "0") != 0;
 }
 
-RpcUcxLane::RpcUcxLane(std::string peer) : peer_(std::move(peer)), worker_(std::make_unique<UcxWorker>()) {}
+RpcUcxLane::RpcUcxLane(std::string peer) : peer_(std::move(peer)) {
+  const std::string transports = lane_transports(std::getenv("UCX_TLS"));
+  worker_ = std::make_unique<UcxWorker>([&](ucp_config_t* config) {
+    const ucs_status_t status = ucp_config_modify(config, "TLS", transports.c_str());
+    if (status != UCS_OK) fail(Status::kUnavailable, "UCX refused UCX_TLS=" + transports + " for the lane");
+  });
+}
 
 RpcUcxLane::~RpcUcxLane() {
   // Every transfer was finished or cancelled by the owner: an orderly close
@@ -66,9 +119,10 @@ void RpcUcxLane::connect(const std::string& remote_address) {
                                    " bytes is not usable");
   }
   // No UCX peer-failure handling: this UCX's shared-memory transports refuse
-  // it (ucx_perftest -e with UCX_TLS=posix,cma: "Destination is unreachable"),
-  // which would leave the lane on TCP through UCX. The connection beside the
-  // lane notices a peer that dies, and every wait here watches it.
+  // it (ucx_perftest -e with UCX_TLS=posix: "Destination is unreachable"),
+  // which would leave the lane on TCP through UCX, at half the bandwidth.
+  // The connection beside the lane notices a peer that dies, and every wait
+  // here watches it.
   worker_->connect({remote_address}, nullptr, UCP_ERR_HANDLING_MODE_NONE);
 }
 
@@ -198,7 +252,7 @@ void RpcUcxLane::receive_parts(uint64_t id, LaneDirection direction, void* into,
 }
 
 std::unique_ptr<RpcUcxLane> offer_lane(int fd, const std::string& peer, SteadyTime deadline) {
-  if (!rpc_lane_enabled()) return nullptr;
+  if (!rpc_lane_enabled() || !same_host(fd)) return nullptr;
   std::unique_ptr<RpcUcxLane> lane;
   try {
     lane = std::make_unique<RpcUcxLane>(peer);
@@ -242,6 +296,7 @@ bool RpcLaneAcceptor::answer(int fd, const RpcHeader& frame, const std::string& 
   std::string answer;
   try {
     if (!rpc_lane_enabled()) fail(Status::kUnavailable, "the UCX lane is turned off here (DIST_PS_UCX=0)");
+    if (!same_host(fd)) fail(Status::kUnavailable, "the UCX lane only joins processes on one host");
     if (frame.code == kLaneOffer) {
       // A new offer replaces any earlier lane.
       confirmed_ = false;

@@ -16,6 +16,13 @@
 // non-empty pieces of the payload in order (at most two). Anything that goes
 // wrong while setting up means no lane: payloads stay on TCP.
 //
+// The lane joins processes on one host only (both ends of the connection have
+// the same IP address), through UCX's shared-memory segments (posix, sysv):
+// never through cma/knem/xpmem, whose copies abort the surviving process when
+// the peer dies mid-copy, since shared memory here has no UCX peer-failure
+// handling; the TCP connection detects a dead peer instead. Between hosts,
+// payloads stay on TCP. UCX_TLS narrows the lane's transports further.
+//
 // DIST_PS_UCX=0 turns the lane off (both ends honour it).
 //
 // Thread rules: one thread at a time per lane (the connection's owner).

@@ -15,7 +15,7 @@ namespace {
 
 }  // namespace
 
-UcxWorker::UcxWorker() {
+UcxWorker::UcxWorker(const std::function<void(ucp_config_t*)>& adjust) {
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_TAG;
@@ -24,6 +24,7 @@ UcxWorker::UcxWorker() {
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail_ucx("ucp_config_read", status);
   apply_ucx_defaults(config);
+  if (adjust) adjust(config);
   status = ucp_init(&params, config, &context_);
   ucp_config_release(config);
   if (status != UCS_OK) fail_ucx("ucp_init", status);

@@ -17,7 +17,9 @@ class UcxWorker {
   // Called (under lock()) when UCX reports an endpoint's peer failed.
   using PeerErrorHandler = std::function<void(int rank, const std::string& reason)>;
 
-  UcxWorker();
+  // `adjust` may change UCX's configuration (after the user's environment and
+  // libdistribute's defaults, ucx_tuning.h) before the context starts.
+  explicit UcxWorker(const std::function<void(ucp_config_t*)>& adjust = nullptr);
   ~UcxWorker();
   UcxWorker(const UcxWorker&) = delete;
   UcxWorker& operator=(const UcxWorker&) = delete;
