@@ -100,6 +100,9 @@ RpcUcxLane::RpcUcxLane(std::string peer) : peer_(std::move(peer)) {
   worker_ = std::make_unique<UcxWorker>([&](ucp_config_t* config) {
     const ucs_status_t status = ucp_config_modify(config, "TLS", transports.c_str());
     if (status != UCS_OK) fail(Status::kUnavailable, "UCX refused UCX_TLS=" + transports + " for the lane");
+    // The UCX_TCP_* defaults of ucx_tuning.h are for other contexts: a lane
+    // without TCP is not a reason to warn that they went unused.
+    if (std::getenv("UCX_WARN_UNUSED_ENV_VARS") == nullptr) ucp_config_modify(config, "WARN_UNUSED_ENV_VARS", "n");
   });
 }
 
