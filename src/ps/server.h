@@ -11,6 +11,13 @@
 // payload is read in full before anything is applied, so a worker that dies
 // mid-request changes nothing. Stopping shuts every connection down at once.
 //
+// A worker on the same host may set up a UCX lane over its authenticated
+// connection (transport/rpc_ucx_lane.h); large payloads of that connection's
+// requests and replies then travel on it, under the same checks: the header
+// still comes over TCP and is checked first, the payload is received whole
+// into the connection's staging buffer before it is applied, and every wait
+// for it is bounded by io_timeout and ends when the connection does.
+//
 // Thread rules: stop() may be called from any thread (also from a signal-
 // watching thread); join() from one thread; the destructor stops and joins.
 #pragma once

@@ -334,6 +334,7 @@ void RpcConnection::wait_all(const std::vector<std::pair<RpcConnection*, RpcCall
       slice = std::clamp<std::chrono::nanoseconds>(deadline - now, std::chrono::milliseconds(1),
                                                    std::chrono::milliseconds(1000));
     }
+    if (lanes && slice.count() == 0 && now != last_event) std::this_thread::yield();  // as RpcUcxLane::wait does
     std::vector<pollfd> fds;
     for (RpcConnection* connection : busy) fds.push_back(pollfd{connection->socket_.fd(), connection->wanted_events(), 0});
     const timespec timeout = timespec_of(slice);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "base/status.h"
 #include "transport/ucx_worker.h"
@@ -206,7 +207,12 @@ void RpcUcxLane::wait(RpcLaneTransfer& t, SteadyTime deadline, int watch_fd, con
     const auto now = std::chrono::steady_clock::now();
     if (events != 0) spin_until = now + kRpcLaneSpin;
     if (t.done) break;
-    if (now < spin_until) continue;
+    if (now < spin_until) {
+      // Idle but about to finish: keep polling, yet let a process that
+      // shares this core (perhaps the peer) run first.
+      if (events == 0) std::this_thread::yield();
+      continue;
+    }
     Status status = Status::kOk;
     std::string why;
     if (nap_on(watch_fd)) {
