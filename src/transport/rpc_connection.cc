@@ -72,7 +72,7 @@ void RpcConnection::connect() {
   }
   try {
     authenticate_as_connector(socket.fd(), token_, deadline, peer_);
-    lane_ = offer_lane(socket.fd(), peer_, deadline);
+    lane_ = offer_lane(socket.fd(), peer_, std::chrono::steady_clock::now() + kRpcLaneSetupTime);
   } catch (const Error& e) {
     if (e.status() == Status::kAuth) throw;
     fail(Status::kUnavailable, peer_ + " is unavailable: " + e.what());
@@ -152,6 +152,7 @@ unsigned RpcConnection::drive_lane() {
 void RpcConnection::close(Status status, const std::string& reason) {
   socket_.close();
   if (lane_) {
+    if (status != Status::kAborted) lane_->abandon();
     for (auto& call : on_lane_) {
       for (RpcLaneTransfer* t : {&call->lane_parts[0], &call->lane_parts[1], &call->lane_response}) {
         if (t->posted) lane_->cancel(*t);
@@ -159,7 +160,6 @@ void RpcConnection::close(Status status, const std::string& reason) {
     }
     // Destroying the worker takes back whatever a cancel could not, so UCX
     // holds no caller's buffer once close() returns.
-    if (status != Status::kAborted) lane_->abandon();
     lane_.reset();
   }
   for (auto* queue : {&on_lane_, &awaiting_, &unsent_}) {

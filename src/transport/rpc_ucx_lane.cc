@@ -186,7 +186,9 @@ void RpcUcxLane::cancel(RpcLaneTransfer& t) {
       std::lock_guard<std::mutex> guard(worker_->lock());
       ucp_request_cancel(worker_->worker(), t.request);
     }
-    const auto deadline = std::chrono::steady_clock::now() + kCancelGrace;
+    // An abandoned lane's peer is gone: what UCX could not cancel at once
+    // will not finish, and the lane's end takes it back anyway.
+    const auto deadline = std::chrono::steady_clock::now() + (abandoned_ ? std::chrono::milliseconds(0) : kCancelGrace);
     while (!t.done && std::chrono::steady_clock::now() < deadline) {
       if (progress() == 0) nap_on(-1);
     }

@@ -52,6 +52,11 @@ inline constexpr int32_t kLaneConfirm = 2;
 // loopback (load 1.5): 32 KiB 62 us over TCP, 90 us on the lane; 64 KiB 91
 // us both; 128 KiB 142 us over TCP, 84 us on the lane; 1 MiB 432 / 208 us.
 inline constexpr size_t kRpcLaneThreshold = 64 * 1024;
+// How long setting a lane up may take once the connection is authenticated:
+// starting UCX at both ends takes about 12 ms on an idle machine here, but
+// far longer under load, and a connection's own connect time (which may be
+// short, to find a dead server quickly) must not make a live server fail.
+inline constexpr std::chrono::seconds kRpcLaneSetupTime{10};
 // The most bytes a worker address may have on the wire.
 inline constexpr size_t kMaxLaneAddressBytes = 64 * 1024;
 
@@ -106,7 +111,9 @@ class RpcUcxLane {
   unsigned progress();
   // Gives a finished transfer's request back to UCX (after reading its result).
   void release(RpcLaneTransfer& t);
-  // Cancels a running transfer and waits (bounded) until UCX lets go of its buffer.
+  // Cancels a running transfer and waits (bounded) until UCX lets go of its
+  // buffer; on an abandoned lane it does not wait: destroying the lane, which
+  // must come next, takes every buffer back.
   void cancel(RpcLaneTransfer& t);
 
   // Drives UCX until `t` is done: a short spin, then naps that wake at once
