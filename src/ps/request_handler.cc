@@ -124,10 +124,13 @@ Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload, std:
     }
     case Op::kRead: {
       auto variable = store_.find(id);
-      uint8_t* out = view_of(variable->spec().bytes());
       const uint64_t wait_ms = std::min(request.args[2], kMaxWaitMs);
       const auto deadline = ShardVariable::Clock::now() + std::chrono::milliseconds(wait_ms);
-      reply.args[0] = variable->read(out, request.args[1], deadline, &stopping_);
+      // Sent straight from the shard's values, which stay as they are while
+      // the reply holds them (a write meanwhile copies them first).
+      reply.shared = variable->share(&reply.args[0], request.args[1], deadline, &stopping_);
+      reply.view = reply.shared->data();
+      reply.view_bytes = reply.shared->size();
       return reply;
     }
     case Op::kAssign: {
