@@ -1,9 +1,9 @@
 // The UCX lane of parameter-server connections (transport/rpc_ucx_lane.h):
 // large pushes and pulls travel on it and arrive bit for bit, sizes just
 // around the threshold take the right path, two-piece payloads (a create with
-// its initial value, scatter-adds) arrive whole; DIST_PS_UCX=0, a server that
-// turns the lane off and a server whose UCX cannot reach the worker all fall
-// back to TCP; a server killed mid-transfer fails the worker's call with
+// its initial value, scatter-adds) arrive whole; DIST_PS_UCX=0, a UCX_TLS
+// that leaves the lane no transport, a server that turns the lane off and a
+// server whose UCX cannot reach the worker all fall back to TCP; a server killed mid-transfer fails the worker's call with
 // PEER_FAILED naming it (nothing hangs), and once restarted at the same
 // address the worker reconnects with a new lane.
 // Server processes are dist-server, started here and killed by PID.
@@ -176,6 +176,15 @@ void test_ucx_turned_off_uses_tcp(void** state) {
   assert_int_equal(client.lane_payloads(0), 0);
   assert_int_equal(server->lane_payloads(), 0);
   unsetenv("DIST_PS_UCX");
+
+  // A UCX_TLS that leaves the lane no transport it may use (cma never is).
+  setenv("UCX_TLS", "cma", 1);
+  PsClient refused(options_for(server->bound_address()));
+  refused.connect(0);
+  assert_false(refused.has_lane(0));
+  push_pull_round_trip(refused, id, n, 4);
+  assert_int_equal(server->lane_payloads(), 0);
+  unsetenv("UCX_TLS");
 }
 
 struct Process {
