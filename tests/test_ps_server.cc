@@ -27,6 +27,7 @@
 #include "ps/variable_id.h"
 #include "transport/handshake.h"
 #include "transport/rpc_frame.h"
+#include "transport/rpc_ucx_lane.h"
 #include "variables/placement.h"
 #include "variables/ps_variable.h"
 
@@ -344,6 +345,89 @@ void test_hostile_peers(void** state) {
   for (int32_t x : got) assert_int_equal(x, 5);
 }
 
+// The UCX lane under hostile or failing peers: a lane frame or a lane payload
+// without a lane, an oversized address, a set-up out of turn, a lane payload
+// longer than its header says, and a worker that leaves in the middle of one.
+// None of them changes the variable; the server keeps serving.
+void test_hostile_lane_peers(void** state) {
+  (void)state;
+  auto server = start_server();
+  PsClient client(client_options({server.get()}));
+  const int64_t n = 64 * 1024;  // 256 KiB of i32: a lane payload
+  VariableSpec spec = spec_of("lane-guarded", DType::I32, {n});
+  const uint64_t id = variable_shard_id("lane-guarded", 0);
+  std::vector<int32_t> init(n, 5), junk(2 * n, 99);
+  client.wait(client.create(0, id, spec, init.data()));
+  const uint64_t bytes = n * 4;
+  auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(5); };
+  std::string error;
+  {  // A payload announced on a lane this connection never set up.
+    dist::Socket s = raw_connection(*server, kToken);
+    dist::RpcHeader request;
+    request.magic = dist::kRpcRequestLaneMagic;
+    request.code = (int32_t)Op::kAssign;
+    request.args[0] = id;
+    request.payload_bytes = bytes;
+    assert_int_equal(exchange(s.fd(), request, nullptr, 0, &error).code, (int)Status::kInvalidArgument);
+    assert_true(closed_by_server(s.fd()));
+  }
+  {  // A confirmation before any offer is refused; an oversized address ends the connection.
+    dist::Socket s = raw_connection(*server, kToken);
+    dist::RpcHeader confirm;
+    confirm.magic = dist::kRpcLaneMagic;
+    confirm.code = dist::kLaneConfirm;
+    assert_int_equal(exchange(s.fd(), confirm, nullptr, 0, &error).code, (int)Status::kInvalidArgument);
+    assert_true(error.find("out of turn") != std::string::npos);
+    dist::RpcHeader offer;
+    offer.magic = dist::kRpcLaneMagic;
+    offer.code = dist::kLaneOffer;
+    offer.payload_bytes = dist::kMaxLaneAddressBytes + 1;
+    dist::write_all(s.fd(), &offer, sizeof offer, deadline(), "test");
+    assert_true(closed_by_server(s.fd()));
+  }
+  {  // A real lane carrying more than the header announces: the connection ends.
+    dist::Socket s = raw_connection(*server, kToken);
+    std::unique_ptr<dist::RpcUcxLane> lane = dist::offer_lane(s.fd(), "test", deadline());
+    assert_non_null(lane.get());
+    dist::RpcHeader request;
+    request.magic = dist::kRpcRequestLaneMagic;
+    request.code = (int32_t)Op::kAssignAdd;
+    request.id = 7;
+    request.args[0] = id;
+    request.payload_bytes = bytes;
+    dist::RpcLaneTransfer part;
+    lane->post_send(part, dist::rpc_lane_tag(7, dist::LaneDirection::kRequest, 0), junk.data(), 2 * bytes);
+    dist::write_all(s.fd(), &request, sizeof request, deadline(), "test");
+    while (!closed_by_server(s.fd())) {
+    }
+    lane->abandon();
+    lane->cancel(part);
+  }
+  {  // Half a lane payload, then the worker leaves.
+    dist::Socket s = raw_connection(*server, kToken);
+    std::unique_ptr<dist::RpcUcxLane> lane = dist::offer_lane(s.fd(), "test", deadline());
+    assert_non_null(lane.get());
+    dist::RpcHeader request;
+    request.magic = dist::kRpcRequestLaneMagic;
+    request.code = (int32_t)Op::kAssignAdd;
+    request.id = 8;
+    request.args[0] = id;
+    request.payload_bytes = bytes;
+    dist::RpcLaneTransfer part;
+    lane->post_send(part, dist::rpc_lane_tag(8, dist::LaneDirection::kRequest, 0), junk.data(), bytes / 2);
+    dist::write_all(s.fd(), &request, sizeof request, deadline(), "test");
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (std::chrono::steady_clock::now() < until) lane->progress();
+    lane->abandon();
+    lane->cancel(part);
+  }
+  // Untouched, and served over a lane as before.
+  std::vector<int32_t> got(n);
+  client.wait(client.read(0, id, got.data(), bytes));
+  for (int32_t x : got) assert_int_equal(x, 5);
+  assert_true(client.has_lane(0));
+}
+
 void test_restart_restores_latest_checkpoint(void** state) {
   (void)state;
   char pattern[] = "/tmp/dist-ps-test-XXXXXX";
@@ -456,6 +540,7 @@ int main(void) {
       cmocka_unit_test(test_concurrent_integer_adds_sum_exactly),
       cmocka_unit_test(test_synchronous_rounds),
       cmocka_unit_test(test_hostile_peers),
+      cmocka_unit_test(test_hostile_lane_peers),
       cmocka_unit_test(test_restart_restores_latest_checkpoint),
       cmocka_unit_test(test_handler_survives_garbage),
   };

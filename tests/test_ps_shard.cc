@@ -70,6 +70,65 @@ void test_assign_ops_integers_wrap(void** state) {
   assert_int_equal(bytes[1], 56);
 }
 
+// assign_exchange: the buffer's bytes become the values, the old values come
+// back in the buffer, and a buffer of the wrong size changes nothing.
+void test_assign_exchange(void** state) {
+  (void)state;
+  const int32_t first[3] = {5, -6, 7};
+  ShardVariable v(make_spec("swapped", DType::I32, {3}), first);
+  std::vector<uint8_t> buffer(12);
+  const int32_t next[3] = {100, 200, -300};
+  std::memcpy(buffer.data(), next, 12);
+  assert_int_equal(v.assign_exchange(buffer), 1);
+  std::vector<int32_t> got = read_all<int32_t>(v);
+  for (int i = 0; i < 3; ++i) assert_int_equal(got[i], next[i]);
+  assert_int_equal(buffer.size(), 12);
+  int32_t old[3];
+  std::memcpy(old, buffer.data(), 12);
+  for (int i = 0; i < 3; ++i) assert_int_equal(old[i], first[i]);
+
+  std::vector<uint8_t> wrong(11, 0xFF);
+  assert_int_equal(static_cast<int>(status_of([&] { v.assign_exchange(wrong); })),
+                   static_cast<int>(Status::kInvalidArgument));
+  assert_int_equal(wrong.size(), 11);
+  assert_int_equal(v.version(), 1);
+  got = read_all<int32_t>(v);
+  for (int i = 0; i < 3; ++i) assert_int_equal(got[i], next[i]);
+}
+
+// share(): the values without a copy, unchanged while held, whatever the
+// shard does meanwhile (copy-on-write); the shard's own values move on.
+void test_shared_values_stay_while_held(void** state) {
+  (void)state;
+  const int64_t first[4] = {1, 2, 3, 4};
+  ShardVariable v(make_spec("held", DType::I64, {4}), first);
+  uint64_t version = 99;
+  auto held = v.share(&version);
+  assert_int_equal(version, 0);
+  assert_int_equal(held->size(), 32);
+  const int64_t ten[4] = {10, 10, 10, 10};
+  v.assign_add(ten);
+  std::vector<uint8_t> buffer(32);
+  const int64_t next[4] = {-1, -2, -3, -4};
+  std::memcpy(buffer.data(), next, 32);
+  auto held_too = v.share(&version);
+  assert_int_equal(version, 1);
+  assert_int_equal(v.assign_exchange(buffer), 2);
+  assert_true(buffer.empty());  // the shared values stayed with their holders
+  int64_t seen[4];
+  std::memcpy(seen, held->data(), 32);
+  for (int i = 0; i < 4; ++i) assert_int_equal(seen[i], first[i]);
+  std::memcpy(seen, held_too->data(), 32);
+  for (int i = 0; i < 4; ++i) assert_int_equal(seen[i], first[i] + 10);
+  std::vector<int64_t> now = read_all<int64_t>(v);
+  for (int i = 0; i < 4; ++i) assert_int_equal(now[i], next[i]);
+  // Waiting for a version that never comes ends at the deadline.
+  assert_int_equal(static_cast<int>(status_of([&] {
+                     v.share(&version, 5, ShardVariable::Clock::now() + std::chrono::milliseconds(20));
+                   })),
+                   static_cast<int>(Status::kTimeout));
+}
+
 void test_assign_ops_floats(void** state) {
   (void)state;
   const double init[3] = {1.5, -2.25, 0.0};
@@ -318,7 +377,9 @@ void test_store_ids(void** state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_assign_ops_integers_wrap), cmocka_unit_test(test_assign_ops_floats),
+      cmocka_unit_test(test_assign_ops_integers_wrap), cmocka_unit_test(test_assign_exchange),
+      cmocka_unit_test(test_shared_values_stay_while_held),
+      cmocka_unit_test(test_assign_ops_floats),
       cmocka_unit_test(test_optimizers_match_references), cmocka_unit_test(test_sync_rounds_and_staleness),
       cmocka_unit_test(test_sparse_rows), cmocka_unit_test(test_lazy_adam_rows),
       cmocka_unit_test(test_bad_specs_refused), cmocka_unit_test(test_store_ids),

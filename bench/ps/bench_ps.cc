@@ -2,6 +2,7 @@
 // child processes on loopback and measures, from this process:
 //   push_pull_4MiB   one worker, one server: assign then read of a 4 MiB f32
 //                    variable; value = (push + pull bytes) / median time, GB/s
+//   push_4MiB, pull_4MiB  the two halves of that pair on their own
 //   update_64B       one worker, one server: 64 B assign_add round trips/s
 //   aggregate_64B    2 worker threads x 2 servers: each step adds 64 B to a
 //                    variable split over both servers (both requests in
@@ -111,15 +112,23 @@ int main(int argc, char** argv) {
       const uint64_t id = dist::ps::variable_shard_id("big", 0);
       std::vector<float> data(elements, 1.0f), back(elements);
       client.wait(client.create(0, id, f32_spec("big", elements), data.data()));
-      std::vector<double> samples;
+      std::vector<double> samples, pushes, pulls;
       for (int i = 0; i < iters + 5; ++i) {
         auto start = Clock::now();
         client.wait(client.assign(0, id, data.data(), data.size() * 4));
+        auto pushed = Clock::now();
         client.wait(client.read(0, id, back.data(), back.size() * 4));
-        if (i >= 5) samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+        auto end = Clock::now();
+        if (i < 5) continue;
+        samples.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+        pushes.push_back(std::chrono::duration<double, std::micro>(pushed - start).count());
+        pulls.push_back(std::chrono::duration<double, std::micro>(end - pushed).count());
       }
+      const double bytes = static_cast<double>(data.size() * 4);
       const double us = median(samples);
-      std::printf("push_pull_4MiB,%zu,%d,%.1f,%.3f,GBps\n", data.size() * 4, iters, us, 2.0 * data.size() * 4 / us / 1e3);
+      std::printf("push_pull_4MiB,%zu,%d,%.1f,%.3f,GBps\n", data.size() * 4, iters, us, 2.0 * bytes / us / 1e3);
+      std::printf("push_4MiB,%zu,%d,%.1f,%.3f,GBps\n", data.size() * 4, iters, median(pushes), bytes / median(pushes) / 1e3);
+      std::printf("pull_4MiB,%zu,%d,%.1f,%.3f,GBps\n", data.size() * 4, iters, median(pulls), bytes / median(pulls) / 1e3);
     }
     {  // 64 B update round trips
       const uint64_t id = dist::ps::variable_shard_id("small", 0);

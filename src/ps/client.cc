@@ -77,6 +77,18 @@ void PsClient::connect(int server) {
   connections_[static_cast<size_t>(server)]->ensure_connected();
 }
 
+bool PsClient::has_lane(int server) {
+  check_server(server);
+  std::lock_guard<std::recursive_mutex> guard(mutex_);
+  return connections_[static_cast<size_t>(server)]->has_lane();
+}
+
+uint64_t PsClient::lane_payloads(int server) {
+  check_server(server);
+  std::lock_guard<std::recursive_mutex> guard(mutex_);
+  return connections_[static_cast<size_t>(server)]->lane_payloads();
+}
+
 PsRequestPtr PsClient::submit(int server, int32_t op, uint64_t id, uint64_t arg1, uint64_t arg2, const void* payload0,
                               size_t bytes0, const void* payload1, size_t bytes1, void* response_into,
                               size_t response_bytes, bool exact_response) {

@@ -107,6 +107,11 @@ class PsClient {
   PsRequestPtr restore(int server, const std::string& directory);
   PsRequestPtr stop(int server);
 
+  // Whether the connection to `server` has a UCX lane for large payloads
+  // (transport/rpc_ucx_lane.h), and how many payloads travelled on it.
+  bool has_lane(int server);
+  uint64_t lane_payloads(int server);
+
   // Waits for every request (all in flight together) until each is done or the
   // call timeout passes; then throws the first failure, if any.
   void wait(const std::vector<PsRequestPtr>& requests);

@@ -78,9 +78,10 @@ uint64_t RequestHandler::expected_payload(const RpcHeader& request) const {
   fail_invalid("unknown operation " + std::to_string(request.code));
 }
 
-Reply RequestHandler::handle(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch) {
+Reply RequestHandler::handle(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch,
+                             std::vector<uint8_t>* staging) {
   try {
-    return run(request, payload, scratch);
+    return run(request, payload, scratch, staging);
   } catch (const Error& e) {
     return error_reply(e.status(), std::string(op_name(request.code)) + ": " + e.what());
   } catch (const std::bad_alloc&) {
@@ -90,7 +91,8 @@ Reply RequestHandler::handle(const RpcHeader& request, const uint8_t* payload, s
   }
 }
 
-Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch) {
+Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch,
+                          std::vector<uint8_t>* staging) {
   Reply reply;
   const uint64_t id = request.args[0];
   const uint64_t bytes = request.payload_bytes;
@@ -122,13 +124,21 @@ Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload, std:
     }
     case Op::kRead: {
       auto variable = store_.find(id);
-      uint8_t* out = view_of(variable->spec().bytes());
       const uint64_t wait_ms = std::min(request.args[2], kMaxWaitMs);
       const auto deadline = ShardVariable::Clock::now() + std::chrono::milliseconds(wait_ms);
-      reply.args[0] = variable->read(out, request.args[1], deadline, &stopping_);
+      // Sent straight from the shard's values, which stay as they are while
+      // the reply holds them (a write meanwhile copies them first).
+      reply.shared = variable->share(&reply.args[0], request.args[1], deadline, &stopping_);
+      reply.view = reply.shared->data();
+      reply.view_bytes = reply.shared->size();
       return reply;
     }
-    case Op::kAssign: reply.args[0] = store_.find(id)->assign(payload); return reply;
+    case Op::kAssign: {
+      auto variable = store_.find(id);
+      const bool whole = staging != nullptr && payload == staging->data() && staging->size() == variable->spec().bytes();
+      reply.args[0] = whole ? variable->assign_exchange(*staging) : variable->assign(payload);
+      return reply;
+    }
     case Op::kAssignAdd: reply.args[0] = store_.find(id)->assign_add(payload); return reply;
     case Op::kAssignSub: reply.args[0] = store_.find(id)->assign_sub(payload); return reply;
     case Op::kApplyGradient: {

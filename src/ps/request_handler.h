@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,12 @@ struct Reply {
   uint64_t args[3] = {0, 0, 0};
   std::vector<uint8_t> payload;  // text: the error message or a JSON answer
   // Values read from a shard: `view` bytes at the start of the connection's
-  // scratch buffer (reused between requests, so a pull allocates nothing).
+  // scratch buffer (reused between requests, so a pull allocates nothing), or
+  // of `shared`.
   const uint8_t* view = nullptr;
   size_t view_bytes = 0;
+  // A dense read's values, shared with the shard (no copy): what `view` shows then.
+  std::shared_ptr<const std::vector<uint8_t>> shared;
 
   const uint8_t* data() const { return view ? view : payload.data(); }
   size_t size() const { return view ? view_bytes : payload.size(); }
@@ -44,10 +48,14 @@ class RequestHandler {
 
   // Runs the request; every failure becomes an error reply. Values read are
   // placed in `scratch` (grown as needed, never shrunk), which the reply views.
-  Reply handle(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch);
+  // When `staging` is the buffer that holds the payload, an assign of exactly
+  // its size exchanges it with the shard's values instead of copying them.
+  Reply handle(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch,
+               std::vector<uint8_t>* staging = nullptr);
 
  private:
-  Reply run(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch);
+  Reply run(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch,
+            std::vector<uint8_t>* staging);
 
   ShardStore& store_;
   const std::atomic<bool>& stopping_;

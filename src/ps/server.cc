@@ -9,6 +9,7 @@
 #include "ps/protocol.h"
 #include "transport/handshake.h"
 #include "transport/rpc_frame.h"
+#include "transport/rpc_ucx_lane.h"
 
 namespace dist::ps {
 namespace {
@@ -115,13 +116,29 @@ void Server::serve(int fd, const std::string& peer) {
     return;
   }
   std::vector<uint8_t> payload, scratch;
+  RpcLaneAcceptor lanes;
   try {
     while (wait_readable(fd, stopping_)) {
       RpcHeader request;
       const auto deadline = std::chrono::steady_clock::now() + options_.io_timeout;
       read_all(fd, &request, sizeof request, deadline, peer);
+      if (request.magic == kRpcLaneMagic) {
+        if (lanes.answer(fd, request, peer, deadline)) continue;
+        log("dropped " + peer + ": an oversized UCX lane set-up frame");
+        return;
+      }
+      // The payload comes on the connection's UCX lane, or on the socket.
+      RpcUcxLane* const lane = request.magic == kRpcRequestLaneMagic ? lanes.ready() : nullptr;
+      auto receive_payload = [&](void* into, size_t bytes) {
+        if (lane != nullptr) {
+          lane->receive_parts(request.id, LaneDirection::kRequest, into, bytes, deadline, fd, &stopping_);
+          lane_payloads_.fetch_add(1);
+        } else {
+          read_all(fd, into, bytes, deadline, peer);
+        }
+      };
       Reply reply;
-      bool trusted = request.magic == kRpcRequestMagic;
+      bool trusted = request.magic == kRpcRequestMagic || lane != nullptr;
       if (!trusted) {
         reply = error_reply(Status::kInvalidArgument, "not a parameter-server request (wrong magic)");
       } else {
@@ -137,16 +154,17 @@ void Server::serve(int fd, const std::string& peer) {
           // stays in step. A larger claim cannot be trusted and ends it.
           if (request.payload_bytes <= kMaxDrainBytes) {
             std::vector<uint8_t> discard(static_cast<size_t>(request.payload_bytes));
-            read_all(fd, discard.data(), discard.size(), deadline, peer);
+            receive_payload(discard.data(), discard.size());
           } else {
             trusted = false;
           }
         }
         if (!refused) {
           // Grown, never shrunk: a push after a pull does not clear 4 MiB again.
+          // After an assign it holds the shard's previous values (exchanged, not copied).
           if (payload.size() < bytes) payload.resize(static_cast<size_t>(bytes));
-          read_all(fd, payload.data(), static_cast<size_t>(bytes), deadline, peer);
-          reply = handler_.handle(request, payload.data(), scratch);
+          receive_payload(payload.data(), static_cast<size_t>(bytes));
+          reply = handler_.handle(request, payload.data(), scratch, &payload);
           ++requests_served_;
         }
       }
@@ -156,8 +174,19 @@ void Server::serve(int fd, const std::string& peer) {
       response.id = request.id;
       std::copy(reply.args, reply.args + 3, response.args);
       response.payload_bytes = reply.size();
-      write_frame(fd, response, reply.data(), reply.size(),
-                  std::chrono::steady_clock::now() + options_.io_timeout, peer);
+      const auto reply_deadline = std::chrono::steady_clock::now() + options_.io_timeout;
+      RpcUcxLane* const reply_lane = reply.status == Status::kOk && reply.size() >= kRpcLaneThreshold ? lanes.ready() : nullptr;
+      if (reply_lane != nullptr) {
+        // The header says the values follow on the lane; they go straight
+        // from the reply's buffer into the worker's.
+        response.magic = kRpcResponseLaneMagic;
+        lane_payloads_.fetch_add(1);
+        write_frame(fd, response, nullptr, 0, reply_deadline, peer);
+        reply_lane->send(rpc_lane_tag(request.id, LaneDirection::kResponse, 0), reply.data(), reply.size(),
+                         reply_deadline, fd, &stopping_);
+      } else {
+        write_frame(fd, response, reply.data(), reply.size(), reply_deadline, peer);
+      }
       // After a frame that cannot be trusted the stream is out of step: drop it.
       if (!trusted) {
         log("dropped " + peer + ": " + std::string(reply.payload.begin(), reply.payload.end()));

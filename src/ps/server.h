@@ -11,6 +11,13 @@
 // payload is read in full before anything is applied, so a worker that dies
 // mid-request changes nothing. Stopping shuts every connection down at once.
 //
+// A worker on the same host may set up a UCX lane over its authenticated
+// connection (transport/rpc_ucx_lane.h); large payloads of that connection's
+// requests and replies then travel on it, under the same checks: the header
+// still comes over TCP and is checked first, the payload is received whole
+// into the connection's staging buffer before it is applied, and every wait
+// for it is bounded by io_timeout and ends when the connection does.
+//
 // Thread rules: stop() may be called from any thread (also from a signal-
 // watching thread); join() from one thread; the destructor stops and joins.
 #pragma once
@@ -61,6 +68,8 @@ class Server {
   // "host:port" with the port actually bound.
   const std::string& bound_address() const { return bound_address_; }
   uint64_t requests_served() const { return requests_served_.load(); }
+  // Payloads (requests' and replies') that travelled on UCX lanes.
+  uint64_t lane_payloads() const { return lane_payloads_.load(); }
 
  private:
   // The socket lives as long as the entry (closed only after the thread is
@@ -78,6 +87,7 @@ class Server {
   ShardStore store_;
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> requests_served_{0};
+  std::atomic<uint64_t> lane_payloads_{0};
   RequestHandler handler_;
   Socket listener_;
   std::string bound_address_;

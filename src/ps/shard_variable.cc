@@ -26,10 +26,12 @@ const VariableSpec& validated(const VariableSpec& spec) {
 }  // namespace
 
 ShardVariable::ShardVariable(const VariableSpec& spec, const void* initial)
-    : spec_(validated(spec)), optimizer_(make_optimizer(spec.optimizer)), values_(spec.bytes()) {
-  if (initial != nullptr && !values_.empty()) std::memcpy(values_.data(), initial, values_.size());
+    : spec_(validated(spec)),
+      optimizer_(make_optimizer(spec.optimizer)),
+      values_(std::make_shared<std::vector<uint8_t>>(spec.bytes())) {
+  if (initial != nullptr && !values_->empty()) std::memcpy(values_->data(), initial, values_->size());
   for (int k = 0; k < slot_count(spec_.optimizer.kind); ++k) {
-    slots_.emplace_back(values_.size());
+    slots_.emplace_back(values_->size());
     if (spec_.dtype == DType::F32) fill<float>(slots_.back(), optimizer_->initial_slot_value());
     if (spec_.dtype == DType::F64) fill<double>(slots_.back(), optimizer_->initial_slot_value());
   }
@@ -41,14 +43,14 @@ void ShardVariable::restore(const ShardState& state) {
   if (!same_slice(state.spec, spec_)) {
     fail(Status::kMismatch, "restoring " + describe(spec_) + " from " + describe(state.spec));
   }
-  if (state.values.size() != values_.size()) fail_invalid("restoring " + spec_.name + ": wrong number of value bytes");
+  if (state.values.size() != spec_.bytes()) fail_invalid("restoring " + spec_.name + ": wrong number of value bytes");
   std::lock_guard<std::mutex> guard(mutex_);
-  values_ = state.values;
+  values_ = std::make_shared<std::vector<uint8_t>>(state.values);
   // Slots of a different optimizer (the checkpoint trained with another one)
   // are not carried over; the fresh slots stay.
   if (state.slots.size() == slots_.size()) {
     for (size_t k = 0; k < slots_.size(); ++k) {
-      if (state.slots[k].size() != values_.size()) fail_invalid("restoring " + spec_.name + ": wrong slot size");
+      if (state.slots[k].size() != values_->size()) fail_invalid("restoring " + spec_.name + ": wrong slot size");
     }
     slots_ = state.slots;
   }
@@ -71,9 +73,16 @@ uint64_t ShardVariable::bump() {
   return version_;
 }
 
-uint64_t ShardVariable::read(void* out, uint64_t min_version, Clock::time_point deadline,
+std::vector<uint8_t>& ShardVariable::writable() {
+  // Only this shard hands out references, under the lock held here, so a
+  // count of 1 means nobody else holds the values; a stale higher count only
+  // costs a copy.
+  if (values_.use_count() > 1) values_ = std::make_shared<std::vector<uint8_t>>(*values_);
+  return *values_;
+}
+
+void ShardVariable::wait_for(std::unique_lock<std::mutex>& lock, uint64_t min_version, Clock::time_point deadline,
                              const std::atomic<bool>* cancel) const {
-  std::unique_lock<std::mutex> lock(mutex_);
   // Waits in short slices so that a stopping server is never held up.
   while (version_ < min_version) {
     if (cancel != nullptr && cancel->load()) {
@@ -86,25 +95,58 @@ uint64_t ShardVariable::read(void* out, uint64_t min_version, Clock::time_point 
     }
     changed_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(100)));
   }
-  if (!values_.empty()) std::memcpy(out, values_.data(), values_.size());
+}
+
+uint64_t ShardVariable::read(void* out, uint64_t min_version, Clock::time_point deadline,
+                             const std::atomic<bool>* cancel) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  wait_for(lock, min_version, deadline, cancel);
+  if (!values_->empty()) std::memcpy(out, values_->data(), values_->size());
   return version_;
+}
+
+std::shared_ptr<const std::vector<uint8_t>> ShardVariable::share(uint64_t* version, uint64_t min_version,
+                                                                 Clock::time_point deadline,
+                                                                 const std::atomic<bool>* cancel) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  wait_for(lock, min_version, deadline, cancel);
+  *version = version_;
+  return values_;
 }
 
 uint64_t ShardVariable::assign(const void* values) {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (!values_.empty()) std::memcpy(values_.data(), values, values_.size());
+  std::vector<uint8_t>& mine = writable();
+  if (!mine.empty()) std::memcpy(mine.data(), values, mine.size());
+  return bump();
+}
+
+uint64_t ShardVariable::assign_exchange(std::vector<uint8_t>& values) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (values.size() != values_->size()) {
+    fail_invalid("variable " + quoted(spec_.name) + ": assign of " + std::to_string(values.size()) + " bytes, expected " +
+                 std::to_string(values_->size()));
+  }
+  if (values_.use_count() == 1) {
+    values_->swap(values);
+  } else {
+    // A pull still sends the old values: they stay with it, and the caller's
+    // buffer becomes the values (it gets an empty one back).
+    values_ = std::make_shared<std::vector<uint8_t>>(std::move(values));
+    values.clear();
+  }
   return bump();
 }
 
 uint64_t ShardVariable::assign_add(const void* values) {
   std::lock_guard<std::mutex> guard(mutex_);
-  add_in_place(values_.data(), values, spec_.elements(), spec_.dtype);
+  add_in_place(writable().data(), values, spec_.elements(), spec_.dtype);
   return bump();
 }
 
 uint64_t ShardVariable::assign_sub(const void* values) {
   std::lock_guard<std::mutex> guard(mutex_);
-  subtract_in_place(values_.data(), values, spec_.elements(), spec_.dtype);
+  subtract_in_place(writable().data(), values, spec_.elements(), spec_.dtype);
   return bump();
 }
 
@@ -136,7 +178,7 @@ ShardVariable::GradientOutcome ShardVariable::apply_gradient(const void* gradien
   const uint32_t needed = spec_.sync.replicas_to_aggregate;
   if (needed == 0) {
     ++optimizer_step_;
-    run_optimizer(values_.data(), gradient, 0, spec_.elements());
+    run_optimizer(writable().data(), gradient, 0, spec_.elements());
     outcome.version = bump();
     outcome.accepted = outcome.applied = true;
     return outcome;
@@ -147,7 +189,7 @@ ShardVariable::GradientOutcome ShardVariable::apply_gradient(const void* gradien
   if (stale || repeated) return outcome;
   outcome.accepted = true;
   if (gradients_in_round_ == 0) {
-    gradient_sum_.assign(static_cast<const uint8_t*>(gradient), static_cast<const uint8_t*>(gradient) + values_.size());
+    gradient_sum_.assign(static_cast<const uint8_t*>(gradient), static_cast<const uint8_t*>(gradient) + values_->size());
   } else {
     add_in_place(gradient_sum_.data(), gradient, spec_.elements(), spec_.dtype);
   }
@@ -156,7 +198,7 @@ ShardVariable::GradientOutcome ShardVariable::apply_gradient(const void* gradien
   if (gradients_in_round_ < needed) return outcome;
   finalize_mean(gradient_sum_.data(), spec_.elements(), spec_.dtype, gradients_in_round_);
   ++optimizer_step_;
-  run_optimizer(values_.data(), gradient_sum_.data(), 0, spec_.elements());
+  run_optimizer(writable().data(), gradient_sum_.data(), 0, spec_.elements());
   gradients_in_round_ = 0;
   workers_in_round_.clear();
   outcome.version = bump();
@@ -178,7 +220,7 @@ void ShardVariable::read_rows(const int64_t* rows, size_t count, void* out) cons
   const size_t row_bytes = spec_.row_bytes();
   std::lock_guard<std::mutex> guard(mutex_);
   for (size_t i = 0; i < count; ++i) {
-    std::memcpy(static_cast<uint8_t*>(out) + i * row_bytes, values_.data() + static_cast<size_t>(rows[i]) * row_bytes,
+    std::memcpy(static_cast<uint8_t*>(out) + i * row_bytes, values_->data() + static_cast<size_t>(rows[i]) * row_bytes,
                 row_bytes);
   }
 }
@@ -187,8 +229,9 @@ uint64_t ShardVariable::add_rows(const int64_t* rows, size_t count, const void* 
   check_rows(rows, count);
   const size_t row_bytes = spec_.row_bytes();
   std::lock_guard<std::mutex> guard(mutex_);
+  uint8_t* const mine = writable().data();
   for (size_t i = 0; i < count; ++i) {
-    add_in_place(values_.data() + static_cast<size_t>(rows[i]) * row_bytes,
+    add_in_place(mine + static_cast<size_t>(rows[i]) * row_bytes,
                  static_cast<const uint8_t*>(values) + i * row_bytes, spec_.row_elements(), spec_.dtype);
   }
   return bump();
@@ -212,16 +255,17 @@ uint64_t ShardVariable::apply_sparse_gradient(const int64_t* rows, size_t count,
   }
   std::lock_guard<std::mutex> guard(mutex_);
   ++optimizer_step_;
+  uint8_t* const mine = writable().data();
   for (const auto& [row, gradient] : merged) {
     const size_t offset = static_cast<size_t>(row) * row_elements;
-    run_optimizer(values_.data() + offset * size_of(spec_.dtype), gradient.data(), offset, row_elements);
+    run_optimizer(mine + offset * size_of(spec_.dtype), gradient.data(), offset, row_elements);
   }
   return bump();
 }
 
 ShardState ShardVariable::snapshot() const {
   std::lock_guard<std::mutex> guard(mutex_);
-  return ShardState{spec_, values_, slots_, version_, optimizer_step_};
+  return ShardState{spec_, *values_, slots_, version_, optimizer_step_};
 }
 
 }  // namespace dist::ps

@@ -48,9 +48,19 @@ class ShardVariable {
   // deadline, or with kAborted as soon as *cancel becomes true.
   uint64_t read(void* out, uint64_t min_version = 0, Clock::time_point deadline = Clock::time_point::max(),
                 const std::atomic<bool>* cancel = nullptr) const;
+  // read() without the copy: the values themselves, unchanging while held
+  // (a write meanwhile gives the shard a copy of its own). For sending a pull
+  // straight from the shard without holding its lock. *version: as read().
+  std::shared_ptr<const std::vector<uint8_t>> share(uint64_t* version, uint64_t min_version = 0,
+                                                    Clock::time_point deadline = Clock::time_point::max(),
+                                                    const std::atomic<bool>* cancel = nullptr) const;
 
   // Each takes spec().bytes() bytes and returns the new version.
   uint64_t assign(const void* values);
+  // assign() without its copy: `values` (exactly spec().bytes() bytes) become
+  // the shard's values and it gets the old ones back, for its owner to reuse.
+  // (While a share() is held, the buffer is taken and an empty one given back.)
+  uint64_t assign_exchange(std::vector<uint8_t>& values);
   uint64_t assign_add(const void* values);
   uint64_t assign_sub(const void* values);
 
@@ -77,6 +87,10 @@ class ShardVariable {
 
  private:
   void check_rows(const int64_t* rows, size_t count) const;
+  // The values for writing (under mutex_): copied first when share() handed them out.
+  std::vector<uint8_t>& writable();
+  void wait_for(std::unique_lock<std::mutex>& lock, uint64_t min_version, Clock::time_point deadline,
+                const std::atomic<bool>* cancel) const;
   void require_optimizer(const char* what) const;
   void run_optimizer(void* var, const void* grad, size_t element_offset, size_t count);
   uint64_t bump();
@@ -85,7 +99,7 @@ class ShardVariable {
   std::unique_ptr<Optimizer> optimizer_;
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
-  std::vector<uint8_t> values_;
+  std::shared_ptr<std::vector<uint8_t>> values_;  // copy-on-write once shared
   std::vector<std::vector<uint8_t>> slots_;
   uint64_t version_ = 0;
   int64_t optimizer_step_ = 0;

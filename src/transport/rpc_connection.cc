@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "transport/handshake.h"
+#include "transport/rpc_frame.h"
 
 namespace dist {
 namespace {
@@ -35,7 +36,20 @@ bool is_known_status(int32_t code) {
   return false;
 }
 
-size_t request_bytes(const RpcCall& call) { return sizeof(RpcHeader) + call.payload_bytes[0] + call.payload_bytes[1]; }
+bool payload_on_lane(const RpcCall& call) { return call.request.magic == kRpcRequestLaneMagic; }
+
+// What goes down the socket: the header, and the payload unless it is on the lane.
+size_t request_bytes(const RpcCall& call) {
+  return sizeof(RpcHeader) + (payload_on_lane(call) ? 0 : call.payload_bytes[0] + call.payload_bytes[1]);
+}
+
+bool lane_running(const RpcCall& call) {
+  return call.lane_parts[0].running() || call.lane_parts[1].running() || call.lane_response.running();
+}
+
+timespec timespec_of(std::chrono::nanoseconds span) {
+  return timespec{static_cast<time_t>(span.count() / 1000000000), static_cast<long>(span.count() % 1000000000)};
+}
 
 }  // namespace
 
@@ -58,6 +72,7 @@ void RpcConnection::connect() {
   }
   try {
     authenticate_as_connector(socket.fd(), token_, deadline, peer_);
+    lane_ = offer_lane(socket.fd(), peer_, std::chrono::steady_clock::now() + kRpcLaneSetupTime);
   } catch (const Error& e) {
     if (e.status() == Status::kAuth) throw;
     fail(Status::kUnavailable, peer_ + " is unavailable: " + e.what());
@@ -69,24 +84,89 @@ void RpcConnection::connect() {
   if (on_connect_) on_connect_(*this);
 }
 
+void RpcConnection::post_request_parts(RpcCall& call) {
+  unsigned part = 0;
+  for (int piece = 0; piece < 2; ++piece) {
+    if (call.payload_bytes[piece] == 0) continue;
+    lane_->post_send(call.lane_parts[part], rpc_lane_tag(call.request.id, LaneDirection::kRequest, part),
+                     call.payload[piece], call.payload_bytes[piece]);
+    ++part;
+  }
+}
+
 void RpcConnection::submit(const std::shared_ptr<RpcCall>& call) {
   ensure_connected();
   RpcCall& c = *call;
-  c.request.magic = kRpcRequestMagic;
   c.request.id = next_id_++;
   c.request.payload_bytes = c.payload_bytes[0] + c.payload_bytes[1];
+  const bool on_lane = lane_ != nullptr && c.request.payload_bytes >= kRpcLaneThreshold;
+  c.request.magic = on_lane ? kRpcRequestLaneMagic : kRpcRequestMagic;
   c.done = false;
+  c.frame_done = false;
   c.status = Status::kOk;
   c.error.clear();
   c.response_bytes = 0;
   unsent_.push_back(call);
+  if (on_lane) {
+    // Posted before the header leaves, so the payload is on its way when the
+    // server learns of it.
+    post_request_parts(c);
+    c.on_lane = true;
+    on_lane_.push_back(call);
+    ++lane_payloads_;
+  }
   pump_send();
+}
+
+unsigned RpcConnection::drive_lane() {
+  if (lane_ == nullptr || on_lane_.empty()) return 0;
+  const unsigned events = lane_->progress();
+  for (auto it = on_lane_.begin(); it != on_lane_.end();) {
+    RpcCall& call = **it;
+    if (lane_running(call)) {
+      ++it;
+      continue;
+    }
+    std::string problem;
+    for (RpcLaneTransfer* t : {&call.lane_parts[0], &call.lane_parts[1], &call.lane_response}) {
+      if (!t->posted) continue;
+      if (!t->ok() && problem.empty()) problem = lane_->describe_failure(*t);
+      lane_->release(*t);
+    }
+    if (problem.empty() && call.lane_response.posted && call.lane_response.length != call.response_bytes) {
+      problem = std::to_string(call.lane_response.length) + " response bytes arrived on the UCX lane, " +
+                std::to_string(call.response_bytes) + " announced";
+    }
+    call.lane_parts[0] = call.lane_parts[1] = call.lane_response = RpcLaneTransfer{};
+    if (!problem.empty()) {
+      close(Status::kPeerFailed, peer_ + ": " + problem + "; the connection was dropped");
+      return events;
+    }
+    call.on_lane = false;
+    if (call.frame_done) call.done = true;
+    it = on_lane_.erase(it);
+  }
+  return events;
 }
 
 void RpcConnection::close(Status status, const std::string& reason) {
   socket_.close();
-  for (auto* queue : {&awaiting_, &unsent_}) {
+  if (lane_) {
+    if (status != Status::kAborted) lane_->abandon();
+    for (auto& call : on_lane_) {
+      for (RpcLaneTransfer* t : {&call->lane_parts[0], &call->lane_parts[1], &call->lane_response}) {
+        if (t->posted) lane_->cancel(*t);
+      }
+    }
+    // Destroying the worker takes back whatever a cancel could not, so UCX
+    // holds no caller's buffer once close() returns.
+    lane_.reset();
+  }
+  for (auto* queue : {&on_lane_, &awaiting_, &unsent_}) {
     for (auto& call : *queue) {
+      call->lane_parts[0] = call->lane_parts[1] = call->lane_response = RpcLaneTransfer{};
+      call->on_lane = false;
+      if (call->done) continue;
       call->done = true;
       call->status = status;
       call->error = reason;
@@ -110,9 +190,10 @@ void RpcConnection::pump(short revents) {
 void RpcConnection::pump_send() {
   while (socket_.valid() && !unsent_.empty()) {
     RpcCall& call = *unsent_.front();
+    const bool lane = payload_on_lane(call);
     iovec pieces[3] = {{&call.request, sizeof call.request},
-                       {const_cast<void*>(call.payload[0]), call.payload_bytes[0]},
-                       {const_cast<void*>(call.payload[1]), call.payload_bytes[1]}};
+                       {const_cast<void*>(call.payload[0]), lane ? 0 : call.payload_bytes[0]},
+                       {const_cast<void*>(call.payload[1]), lane ? 0 : call.payload_bytes[1]}};
     size_t skip = sent_of_front_;
     int first = 0;
     while (first < 3 && skip >= pieces[first].iov_len) skip -= pieces[first++].iov_len;
@@ -148,7 +229,7 @@ void RpcConnection::pump_receive() {
       wanted = sizeof incoming_ - header_received_;
     } else {
       target = payload_target_ + payload_received_;
-      wanted = incoming_.payload_bytes - payload_received_;
+      wanted = payload_on_socket_ - payload_received_;
     }
     if (wanted > 0) {
       ssize_t n = ::recv(socket_.fd(), target, wanted, MSG_DONTWAIT);
@@ -166,7 +247,10 @@ void RpcConnection::pump_receive() {
         header_received_ += static_cast<size_t>(n);
         if (header_received_ < sizeof incoming_) continue;
         // A whole header: check it before any payload byte lands anywhere.
-        if (incoming_.magic != kRpcResponseMagic) return protocol_error("a response without the response magic");
+        const bool on_lane = incoming_.magic == kRpcResponseLaneMagic;
+        if (incoming_.magic != kRpcResponseMagic && !(on_lane && lane_ != nullptr)) {
+          return protocol_error("a response without the response magic");
+        }
         if (awaiting_.empty()) return protocol_error("a response to no request");
         RpcCall& call = *awaiting_.front();
         if (incoming_.id != call.request.id) {
@@ -175,6 +259,8 @@ void RpcConnection::pump_receive() {
         }
         if (!is_known_status(incoming_.code)) return protocol_error("unknown status " + std::to_string(incoming_.code));
         const bool ok = incoming_.code == 0;
+        if (on_lane && !ok) return protocol_error("an error response whose message is on the UCX lane");
+        if (on_lane && incoming_.payload_bytes == 0) return protocol_error("an empty payload announced on the UCX lane");
         const size_t limit = ok ? call.response_capacity : kMaxErrorBytes;
         if (incoming_.payload_bytes > limit) {
           return protocol_error(std::to_string(incoming_.payload_bytes) + " response bytes, at most " +
@@ -187,11 +273,21 @@ void RpcConnection::pump_receive() {
           payload_target_ = call.response.data();
         }
         payload_received_ = 0;
+        payload_on_socket_ = on_lane ? 0 : incoming_.payload_bytes;
+        if (on_lane) {
+          lane_->post_receive(call.lane_response, rpc_lane_tag(call.request.id, LaneDirection::kResponse, 0),
+                              payload_target_, incoming_.payload_bytes);
+          ++lane_payloads_;
+          if (!call.on_lane) {
+            call.on_lane = true;
+            on_lane_.push_back(awaiting_.front());
+          }
+        }
       } else {
         payload_received_ += static_cast<size_t>(n);
       }
     }
-    if (header_received_ == sizeof incoming_ && payload_received_ == incoming_.payload_bytes) {
+    if (header_received_ == sizeof incoming_ && payload_received_ == payload_on_socket_) {
       std::shared_ptr<RpcCall> call = awaiting_.front();
       awaiting_.pop_front();
       std::copy(incoming_.args, incoming_.args + 3, call->args);
@@ -201,31 +297,50 @@ void RpcConnection::pump_receive() {
         call->error = peer_ + ": " + std::string(call->response.begin(), call->response.end());
         call->response.clear();
       }
-      call->done = true;
+      call->frame_done = true;
+      // A call whose payload is still on the lane is done when drive_lane() sees it arrive.
+      if (!call->on_lane) call->done = true;
       header_received_ = payload_received_ = 0;
     }
   }
 }
 
 void RpcConnection::wait_all(const std::vector<std::pair<RpcConnection*, RpcCall*>>& calls, SteadyTime deadline) {
+  SteadyTime last_event = std::chrono::steady_clock::now();
   while (true) {
     std::vector<RpcConnection*> busy;
     for (const auto& [connection, call] : calls) {
       if (!call->done && std::find(busy.begin(), busy.end(), connection) == busy.end()) busy.push_back(connection);
     }
     if (busy.empty()) return;
-    const auto now = std::chrono::steady_clock::now();
+    auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       for (RpcConnection* connection : busy) {
         connection->close(Status::kTimeout, connection->peer_ + ": no response in time; the connection was dropped");
       }
       return;
     }
+    // Lanes are polled (UCX completes nothing by itself); a socket wakes us.
+    bool lanes = false;
+    for (RpcConnection* connection : busy) {
+      if (connection->on_lane_.empty()) continue;
+      lanes = true;
+      if (connection->drive_lane() != 0) last_event = now;
+    }
+    std::chrono::nanoseconds slice;
+    if (lanes) {
+      slice = now - last_event < kRpcLaneSpin ? std::chrono::nanoseconds(0) : std::chrono::nanoseconds(kRpcLaneNap);
+    } else {
+      slice = std::clamp<std::chrono::nanoseconds>(deadline - now, std::chrono::milliseconds(1),
+                                                   std::chrono::milliseconds(1000));
+    }
+    if (lanes && slice.count() == 0 && now != last_event) std::this_thread::yield();  // as RpcUcxLane::wait does
     std::vector<pollfd> fds;
     for (RpcConnection* connection : busy) fds.push_back(pollfd{connection->socket_.fd(), connection->wanted_events(), 0});
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-    int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<int64_t>(left, 1, 1000)));
+    const timespec timeout = timespec_of(slice);
+    int ready = ::ppoll(fds.data(), fds.size(), &timeout, nullptr);
     if (ready <= 0) continue;
+    last_event = std::chrono::steady_clock::now();
     for (size_t i = 0; i < busy.size(); ++i) {
       if (fds[i].revents != 0) busy[i]->pump(fds[i].revents);
     }

@@ -6,6 +6,12 @@
 // and receiving advance together, a large request never deadlocks against a
 // large response.
 //
+// Payloads of kRpcLaneThreshold bytes and more, both ways, travel on a UCX
+// lane beside the TCP connection when both ends can set one up after the
+// handshake (transport/rpc_ucx_lane.h); a response's lands straight in
+// response_into. Without a lane (DIST_PS_UCX=0, UCX unavailable or unable to
+// reach the server) every payload goes over TCP, as before.
+//
 // When the connection breaks, every request on it fails with kPeerFailed
 // naming the server; the next submit connects again (the server may have been
 // restarted at the same address), and fails with kUnavailable when nobody
@@ -27,6 +33,7 @@
 
 #include "base/status.h"
 #include "transport/rpc_frame.h"
+#include "transport/rpc_ucx_lane.h"
 #include "transport/socket.h"
 
 namespace dist {
@@ -48,6 +55,12 @@ struct RpcCall {
   uint64_t args[3] = {0, 0, 0};
   size_t response_bytes = 0;
   std::vector<uint8_t> response;
+
+  // Kept by the connection while the call's payloads travel on the UCX lane.
+  RpcLaneTransfer lane_parts[2];
+  RpcLaneTransfer lane_response;
+  bool frame_done = false;  // its response frame has arrived
+  bool on_lane = false;     // lane transfers not yet checked
 
   // Throws the call's error (after it is done) unless it succeeded.
   void check() const {
@@ -91,6 +104,10 @@ class RpcConnection {
   // How many times a connection was made (1 after the first).
   uint64_t connections_made() const { return connections_made_; }
   const std::string& peer() const { return peer_; }
+  // Whether this connection has a UCX lane, and how many payloads (either
+  // way) have travelled on it.
+  bool has_lane() const { return lane_ != nullptr; }
+  uint64_t lane_payloads() const { return lane_payloads_; }
   const RpcTimeouts& timeouts() const { return timeouts_; }
 
   // Fails every queued call with `status` and drops the connection.
@@ -98,6 +115,9 @@ class RpcConnection {
 
  private:
   void connect();
+  void post_request_parts(RpcCall& call);
+  // Progresses the lane and completes the calls whose transfers finished.
+  unsigned drive_lane();
   short wanted_events() const;
   void pump(short revents);
   void pump_send();
@@ -121,6 +141,11 @@ class RpcConnection {
   size_t header_received_ = 0;
   size_t payload_received_ = 0;
   uint8_t* payload_target_ = nullptr;
+  size_t payload_on_socket_ = 0;  // of incoming_: 0 when its payload is on the lane
+
+  std::unique_ptr<RpcUcxLane> lane_;
+  std::deque<std::shared_ptr<RpcCall>> on_lane_;  // calls with lane transfers not yet checked
+  uint64_t lane_payloads_ = 0;
 };
 
 }  // namespace dist

@@ -15,7 +15,7 @@ namespace {
 
 }  // namespace
 
-UcxWorker::UcxWorker() {
+UcxWorker::UcxWorker(const std::function<void(ucp_config_t*)>& adjust) {
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_TAG;
@@ -24,6 +24,7 @@ UcxWorker::UcxWorker() {
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail_ucx("ucp_config_read", status);
   apply_ucx_defaults(config);
+  if (adjust) adjust(config);
   status = ucp_init(&params, config, &context_);
   ucp_config_release(config);
   if (status != UCS_OK) fail_ucx("ucp_init", status);
@@ -61,7 +62,8 @@ void UcxWorker::on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
   }
 }
 
-void UcxWorker::connect(const std::vector<std::string>& remote_addresses, PeerErrorHandler on_error) {
+void UcxWorker::connect(const std::vector<std::string>& remote_addresses, PeerErrorHandler on_error,
+                        ucp_err_handling_mode_t mode) {
   std::lock_guard<std::mutex> guard(lock_);
   on_error_ = std::move(on_error);
   endpoints_.assign(remote_addresses.size(), nullptr);
@@ -71,18 +73,20 @@ void UcxWorker::connect(const std::vector<std::string>& remote_addresses, PeerEr
     error_slots_[rank] = ErrorSlot{this, static_cast<int>(rank)};
     if (remote_addresses[rank].empty()) continue;
     ucp_ep_params_t params{};
-    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     params.address = reinterpret_cast<const ucp_address_t*>(remote_addresses[rank].data());
-    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    params.err_handler.cb = &UcxWorker::on_endpoint_error;
-    params.err_handler.arg = &error_slots_[rank];
+    params.err_mode = mode;
+    if (mode != UCP_ERR_HANDLING_MODE_NONE) {
+      params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+      params.err_handler.cb = &UcxWorker::on_endpoint_error;
+      params.err_handler.arg = &error_slots_[rank];
+    }
     ucs_status_t status = ucp_ep_create(worker_, &params, &endpoints_[rank]);
     if (status != UCS_OK) fail_ucx("ucp_ep_create", status);
   }
 }
 
-void UcxWorker::disconnect() {
+void UcxWorker::disconnect(bool force) {
   std::lock_guard<std::mutex> guard(lock_);
   // Flush first, so peers see an orderly close rather than an error. A close
   // that does not finish in time (a peer that is gone, or one busy in a
@@ -93,6 +97,10 @@ void UcxWorker::disconnect() {
   for (size_t rank = 0; rank < endpoints_.size(); ++rank) {
     if (endpoints_[rank] == nullptr) continue;
     ucp_request_param_t param{};
+    if (force) {
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    }
     void* request = ucp_ep_close_nbx(endpoints_[rank], &param);
     endpoints_[rank] = nullptr;
     if (UCS_PTR_IS_PTR(request)) closing[rank] = request;

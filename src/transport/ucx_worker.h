@@ -17,7 +17,9 @@ class UcxWorker {
   // Called (under lock()) when UCX reports an endpoint's peer failed.
   using PeerErrorHandler = std::function<void(int rank, const std::string& reason)>;
 
-  UcxWorker();
+  // `adjust` may change UCX's configuration (after the user's environment and
+  // libdistribute's defaults, ucx_tuning.h) before the context starts.
+  explicit UcxWorker(const std::function<void(ucp_config_t*)>& adjust = nullptr);
   ~UcxWorker();
   UcxWorker(const UcxWorker&) = delete;
   UcxWorker& operator=(const UcxWorker&) = delete;
@@ -26,14 +28,19 @@ class UcxWorker {
   const std::string& address() const { return address_; }
 
   // Creates endpoints; remote_addresses[rank] is empty for this process itself.
-  void connect(const std::vector<std::string>& remote_addresses, PeerErrorHandler on_error);
+  // With UCP_ERR_HANDLING_MODE_NONE on_error is never called (the caller
+  // learns of failures another way) and UCX may use every transport.
+  void connect(const std::vector<std::string>& remote_addresses, PeerErrorHandler on_error,
+               ucp_err_handling_mode_t mode = UCP_ERR_HANDLING_MODE_PEER);
 
   ucp_ep_h endpoint(int rank) const { return endpoints_[static_cast<size_t>(rank)]; }
   ucp_worker_h worker() const { return worker_; }
   std::mutex& lock() { return lock_; }
 
-  // Closes the endpoints, flushing what can be flushed within a short grace.
-  void disconnect();
+  // Closes the endpoints, flushing what can be flushed within a short grace;
+  // `force` closes at once without flushing (for a peer known to be gone, or
+  // whose operations were all cancelled).
+  void disconnect(bool force = false);
 
  private:
   struct ErrorSlot {
