@@ -885,7 +885,8 @@ DIST_EXPORT dist_status_t dist_strategy_split_batch(const dist_strategy_t* strat
  * and synchronous settings, later ones (other workers, or retries) find it
  * there and leave it. Names are therefore the variables' identities: a
  * strategy refuses a second live variable of the same name (one destroyed may
- * be created again, with the same shape, and finds its values on the servers).
+ * be created again, with the same shape, partitioning and colocation, and
+ * finds its values on the servers; other ones are refused).
  * Each read pulls every shard into the caller's buffer (all shards in flight
  * together); each assign* is applied on the servers as it is made, in replica
  * context as in cross-replica context (no aggregation across replicas: N

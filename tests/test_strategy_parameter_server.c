@@ -1196,6 +1196,18 @@ static void test_bad_input(void** state) {
   float back[4];
   read_all(plain, back, 4, DIST_DTYPE_F32);
   assert_memory_equal(back, four, sizeof back);
+  /* Created again, it must ask for the layout its shards have on the servers. */
+  dist_variable_destroy(plain);
+  dist_variable_options_t resharded = options;
+  resharded.field_mask |= DIST_VARIABLE_OPT_NUM_SHARDS;
+  resharded.num_shards = 2;
+  assert_dist_error(dist_variable_create(strategy, &resharded, &v), DIST_ERR_INVALID_ARGUMENT, "bad.plain",
+                    "in 1 shards", "asks for 2");
+  const int64_t other_shape[1] = {5};
+  dist_variable_options_t reshaped = variable_options("bad.plain", DIST_DTYPE_F32, other_shape, 1);
+  assert_dist_error(dist_variable_create(strategy, &reshaped, &v), DIST_ERR_INVALID_ARGUMENT, "another shape");
+  assert_null(v);
+  plain = create_variable(strategy, &options);
 
   /* Another strategy's variables: not on the servers, or not colocatable. */
   dist_strategy_t* one = make_strategy(DIST_STRATEGY_ONE_DEVICE, 1);

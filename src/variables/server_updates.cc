@@ -8,9 +8,42 @@
 #include "base/status.h"
 #include "strategy/parameter_servers.h"
 #include "variables/variable.h"
+#include "variables/partitioner.h"
 #include "variables/variable_on_servers.h"
 
 namespace dist {
+
+namespace {
+
+// A variable created again finds its shards on the servers already: it must
+// ask for the shape, partitioning and colocation they were placed with, not
+// have different options ignored.
+void check_same_layout(const VariablePlacement& placed, const ps::VariableSpec& spec,
+                       const PartitionerOptions& partitioner, const VariablePlacement* colocated) {
+  const std::string name = "variable '" + spec.name + "'";
+  if (placed.total_rows != spec.total_rows() || placed.row_bytes != spec.row_bytes()) {
+    fail_invalid(name + " was created before with another shape than " + ps::shape_text(spec.shape) +
+                 " on these parameter servers");
+  }
+  const std::vector<uint64_t> rows = partition_rows(spec.total_rows(), spec.row_bytes(), partitioner);
+  bool same = rows.size() == placed.shards.size();
+  for (size_t i = 0; same && i < rows.size(); ++i) same = rows[i] == placed.shards[i].rows;
+  if (!same) {
+    fail_invalid(name + " was created before in " + std::to_string(placed.shards.size()) +
+                 " shards; created again it asks for " + std::to_string(rows.size()) +
+                 " (or other shard sizes): give it the partitioner it was created with");
+  }
+  for (size_t i = 0; colocated != nullptr && i < placed.shards.size(); ++i) {
+    const int32_t wanted = colocated->shards[i % colocated->shards.size()].server;
+    if (placed.shards[i].server != wanted) {
+      fail_invalid(name + " was created before with shard " + std::to_string(i) + " on ps:" +
+                   std::to_string(placed.shards[i].server) + "; created again it cannot be colocated with '" +
+                   colocated->name + "' (ps:" + std::to_string(wanted) + ")");
+    }
+  }
+}
+
+}  // namespace
 
 VariableOnServers::VariableOnServers(std::shared_ptr<ParameterServers> servers, const ps::VariableSpec& spec,
                                      const PartitionerOptions& partitioner, const VariableOnServers* colocate_with,
@@ -33,9 +66,9 @@ VariableOnServers::VariableOnServers(std::shared_ptr<ParameterServers> servers, 
             spec.name, spec.total_rows(), spec.row_bytes(),
             partitioner,
             colocate_with != nullptr ? colocate_with->variable_->spec().name : "");
-      } else if (placement->total_rows != spec.total_rows() || placement->row_bytes != spec.row_bytes()) {
-        fail_invalid("variable '" + spec.name + "' was created before with another shape than " +
-                     ps::shape_text(spec.shape) + " on these parameter servers");
+      } else {
+        check_same_layout(*placement, spec, partitioner,
+                          colocate_with != nullptr ? &colocate_with->variable_->placement() : nullptr);
       }
     } catch (...) {
       servers_->live_names().erase(spec.name);
