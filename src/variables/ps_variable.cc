@@ -68,12 +68,17 @@ PsOperation PsVariable::start_create(const void* initial) {
 }
 
 PsOperation PsVariable::start_read(void* out, uint64_t min_version, uint64_t wait_ms) {
+  return start_read(out, std::vector<uint64_t>(placement_.shards.size(), min_version), wait_ms);
+}
+
+PsOperation PsVariable::start_read(void* out, const std::vector<uint64_t>& min_versions, uint64_t wait_ms) {
   connect_all();
   PsOperation operation;
-  for (const ShardPlacement& shard : placement_.shards) {
+  for (size_t i = 0; i < placement_.shards.size(); ++i) {
+    const ShardPlacement& shard = placement_.shards[i];
     operation.requests.push_back(client_.read(shard.server, shard.id,
                                               static_cast<uint8_t*>(out) + shard.row_offset * placement_.row_bytes,
-                                              shard.bytes, min_version, wait_ms));
+                                              shard.bytes, min_versions.at(i), wait_ms));
   }
   remember_versions(operation);
   return operation;
@@ -94,14 +99,16 @@ PsOperation PsVariable::start_assign(const void* values) { return start_dense(&p
 PsOperation PsVariable::start_assign_add(const void* values) { return start_dense(&ps::PsClient::assign_add, values); }
 PsOperation PsVariable::start_assign_sub(const void* values) { return start_dense(&ps::PsClient::assign_sub, values); }
 
-PsOperation PsVariable::start_apply_gradient(const void* gradient) {
+PsOperation PsVariable::start_apply_gradient(const void* gradient) { return start_apply_gradient(gradient, versions_); }
+
+PsOperation PsVariable::start_apply_gradient(const void* gradient, const std::vector<uint64_t>& steps) {
   connect_all();
   PsOperation operation;
   for (size_t i = 0; i < placement_.shards.size(); ++i) {
     const ShardPlacement& shard = placement_.shards[i];
     operation.requests.push_back(client_.apply_gradient(
         shard.server, shard.id, static_cast<const uint8_t*>(gradient) + shard.row_offset * placement_.row_bytes,
-        shard.bytes, versions_[i]));
+        shard.bytes, steps.at(i)));
   }
   // Versions are not taken from a synchronous push: a dropped or pending
   // gradient leaves the version where the last read saw it.

@@ -56,11 +56,16 @@ class PsVariable {
   // Reads every shard into out (bytes()). min_version waits for synchronous
   // rounds (see ShardVariable::read); each shard's version is remembered.
   PsOperation start_read(void* out, uint64_t min_version = 0, uint64_t wait_ms = 0);
+  // The same with a version to wait for per shard (shards move apart: sparse
+  // updates touch only some).
+  PsOperation start_read(void* out, const std::vector<uint64_t>& min_versions, uint64_t wait_ms);
   PsOperation start_assign(const void* values);
   PsOperation start_assign_add(const void* values);
   PsOperation start_assign_sub(const void* values);
-  // The step sent with each shard's gradient is the version last read from it.
+  // The step sent with each shard's gradient is the version last seen of it,
+  // or steps[i] for shard i.
   PsOperation start_apply_gradient(const void* gradient);
+  PsOperation start_apply_gradient(const void* gradient, const std::vector<uint64_t>& steps);
   // Global row indices; out/values hold count rows of placement().row_bytes.
   PsOperation start_read_rows(const int64_t* rows, size_t count, void* out);
   PsOperation start_add_rows(const int64_t* rows, size_t count, const void* values);
@@ -72,6 +77,8 @@ class PsVariable {
   void assign_add(const void* values) { run(start_assign_add(values)); }
   void assign_sub(const void* values) { run(start_assign_sub(values)); }
   void apply_gradient(const void* gradient) { run(start_apply_gradient(gradient)); }
+  // Blocking forms of any start_* operation.
+  void run(PsOperation operation);
   void read_rows(const int64_t* rows, size_t count, void* out) { run(start_read_rows(rows, count, out)); }
   void add_rows(const int64_t* rows, size_t count, const void* values) { run(start_add_rows(rows, count, values)); }
   void apply_rows(const int64_t* rows, size_t count, const void* g) { run(start_apply_rows(rows, count, g)); }
@@ -85,7 +92,6 @@ class PsVariable {
   PsOperation start_sparse(int kind, const int64_t* rows, size_t count, const void* data, void* out);
   void remember_versions(PsOperation& operation);
   void connect_all();
-  void run(PsOperation operation);
 
   ps::PsClient& client_;
   ps::VariableSpec spec_;

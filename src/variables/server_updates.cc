@@ -140,44 +140,23 @@ void VariableOnServers::apply_rows(const int64_t* rows, size_t count, const void
   variable_->apply_rows(rows, count, gradients);
 }
 
-// Shards can be at different versions (sparse updates touch only some), so
-// each shard's read waits for its own round.
+// Each shard's read waits for the round this worker's last gradient joined
+// there (shards move apart: sparse updates touch only some).
 void VariableOnServers::read_waiting_for_rounds(void* out) {
-  ps::PsClient& client = servers_->client();
-  const std::vector<ShardPlacement>& shards = placement().shards;
-  for (const ShardPlacement& shard : shards) client.connect(shard.server);
   // The server answers a wait that runs out before the client gives up on it,
   // so the caller learns which variable and version it waited for.
   const auto timeout = servers_->call_timeout();
   const uint64_t wait_ms = static_cast<uint64_t>(std::max<int64_t>(1, timeout.count() - timeout.count() / 10));
-  std::vector<ps::PsRequestPtr> requests;
-  for (size_t i = 0; i < shards.size(); ++i) {
-    const ShardPlacement& shard = shards[i];
-    requests.push_back(client.read(shard.server, shard.id,
-                                   static_cast<uint8_t*>(out) + shard.row_offset * placement().row_bytes, shard.bytes,
-                                   awaited_versions_[i], awaited_versions_[i] != 0 ? wait_ms : 0));
-  }
-  client.wait(requests);
-  for (size_t i = 0; i < shards.size(); ++i) {
-    read_versions_[i] = requests[i]->version();
-    awaited_versions_[i] = 0;
-  }
+  variable_->run(variable_->start_read(out, awaited_versions_, wait_ms));
+  read_versions_ = variable_->versions();
+  std::fill(awaited_versions_.begin(), awaited_versions_.end(), 0);
 }
 
 void VariableOnServers::push_into_rounds(const void* gradient) {
-  ps::PsClient& client = servers_->client();
-  const std::vector<ShardPlacement>& shards = placement().shards;
-  for (const ShardPlacement& shard : shards) client.connect(shard.server);
-  std::vector<ps::PsRequestPtr> requests;
-  for (size_t i = 0; i < shards.size(); ++i) {
-    const ShardPlacement& shard = shards[i];
-    requests.push_back(client.apply_gradient(shard.server, shard.id,
-                                             static_cast<const uint8_t*>(gradient) +
-                                                 shard.row_offset * placement().row_bytes,
-                                             shard.bytes, read_versions_[i]));
-  }
-  client.wait(requests);
-  for (size_t i = 0; i < shards.size(); ++i) {
+  PsOperation push = variable_->start_apply_gradient(gradient, read_versions_);
+  const std::vector<ps::PsRequestPtr> requests = push.requests;
+  variable_->run(std::move(push));
+  for (size_t i = 0; i < requests.size(); ++i) {
     const bool accepted = requests[i]->arg(1) != 0;
     const bool applied = requests[i]->arg(2) != 0;
     // A gradient that joined a round still open: the next read waits for it.
