@@ -6,7 +6,6 @@
 // address restores its shard of the latest checkpoint while the worker
 // reconnects and finishes; `dist-run --ps 2 --ps-server` runs a whole job.
 // Every process is started here, bounded in time and killed by PID.
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,12 +14,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+// Before cmocka, whose macros clash with <ios>.
+#include "multiprocess/child_process.h"
 #include "internal_test_support.h"
 #include "ps/client.h"
 #include "ps/variable_id.h"
@@ -33,22 +32,16 @@ namespace {
 
 const char kToken[] = "ps-process-test-token";
 
-// Every process a test starts, so the teardown can kill what a failed check left.
-std::vector<pid_t> started;
+using child_process::finish;
+using child_process::Process;
+using child_process::read_text;
+using child_process::wait_for_output;
 
 int kill_leftovers(void** state) {
   (void)state;
-  for (pid_t pid : started) {
-    if (kill(pid, SIGKILL) == 0) waitpid(pid, nullptr, 0);
-  }
-  started.clear();
+  child_process::kill_started();
   return 0;
 }
-
-struct Process {
-  pid_t pid = -1;
-  std::string log;
-};
 
 std::string tf_config(const std::vector<int>& ps, const std::vector<int>& workers, const char* type, int index) {
   auto list = [](const std::vector<int>& ports) {
@@ -60,62 +53,11 @@ std::string tf_config(const std::vector<int>& ps, const std::vector<int>& worker
          "\", \"index\": " + std::to_string(index) + "}}";
 }
 
+// args with TF_CONFIG = config and the suite's token.
 Process spawn(const std::vector<std::string>& args, const std::string& config, const std::string& log) {
-  Process p;
-  p.log = log;
-  p.pid = fork();
+  Process p = child_process::spawn(args, {"TF_CONFIG=" + config}, log, kToken);
   assert_true(p.pid >= 0);
-  if (p.pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("TF_CONFIG", config.c_str(), 1);
-    setenv("DIST_CLUSTER_TOKEN", kToken, 1);
-    unsetenv("DIST_CLUSTER_TOKEN_FILE");
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  started.push_back(p.pid);
   return p;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Waits until the log holds `needle` (false at the deadline or if it exited).
-bool wait_for_output(const Process& p, const std::string& needle, double seconds) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (read_text(p.log).find(needle) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
-}
-
-// The exit status (or -signal); kills the process at the deadline.
-int finish(Process& p, double seconds, int signal_first = 0) {
-  if (p.pid <= 0) return 0;
-  if (signal_first) kill(p.pid, signal_first);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  int status = 0;
-  while (waitpid(p.pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      kill(p.pid, SIGKILL);
-      waitpid(p.pid, &status, 0);
-      p.pid = -1;
-      return -1000;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  p.pid = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
 std::string binary(const char* variable) {

@@ -7,7 +7,6 @@
 // PEER_FAILED naming it (nothing hangs), and once restarted at the same
 // address the worker reconnects with a new lane.
 // Server processes are dist-server, started here and killed by PID.
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,13 +15,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+// Before cmocka, whose macros clash with <ios>.
+#include "multiprocess/child_process.h"
 #include "internal_test_support.h"
 #include "ps/client.h"
 #include "ps/server.h"
@@ -42,14 +41,11 @@ using namespace dist::ps;
 
 const char kToken[] = "ucx-lane-test-token";
 
-std::vector<pid_t> started;
+using child_process::Process;
 
 int kill_leftovers(void** state) {
   (void)state;
-  for (pid_t pid : started) {
-    if (kill(pid, SIGKILL) == 0) waitpid(pid, nullptr, 0);
-  }
-  started.clear();
+  child_process::kill_started();
   unsetenv("DIST_PS_UCX");
   unsetenv("UCX_TLS");
   return 0;
@@ -187,59 +183,24 @@ void test_ucx_turned_off_uses_tcp(void** state) {
   unsetenv("UCX_TLS");
 }
 
-struct Process {
-  pid_t pid = -1;
-  std::string log;
-};
-
-// dist-server at 127.0.0.1:port with extra environment ("NAME=value").
+// dist-server at 127.0.0.1:port with extra environment ("NAME=value"),
+// once its log says it is serving (bounded).
 Process spawn_server(int port, const std::vector<std::string>& env, const char* what) {
   const char* binary = std::getenv("DIST_SERVER");
   if (binary == nullptr) fail_msg("DIST_SERVER is not set (run through ctest)");
-  Process p;
-  p.log = "/tmp/dist-ucx-lane-test-" + std::to_string(getpid()) + "-" + what + ".log";
-  p.pid = fork();
+  const std::string log = "/tmp/dist-ucx-lane-test-" + std::to_string(getpid()) + "-" + what + ".log";
+  unlink(log.c_str());
+  Process p = child_process::spawn({binary, "--address", "127.0.0.1:" + std::to_string(port)}, env, log, kToken);
   assert_true(p.pid >= 0);
-  if (p.pid == 0) {
-    int fd = open(p.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    setenv("DIST_CLUSTER_TOKEN", kToken, 1);
-    unsetenv("DIST_CLUSTER_TOKEN_FILE");
-    for (const std::string& entry : env) putenv(const_cast<char*>(entry.c_str()));
-    const std::string address = "127.0.0.1:" + std::to_string(port);
-    execl(binary, binary, "--address", address.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  started.push_back(p.pid);
-  // Serving once the log says so (bounded).
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::ifstream in(p.log);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (text.str().find("serving at") != std::string::npos) return p;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  fail_msg("dist-server (%s) did not start", what);
+  if (!child_process::wait_for_output(p, "serving at", 10)) fail_msg("dist-server (%s) did not start", what);
   return p;
 }
 
+// Signals the server and reaps it (killed after 10 s); removes its log.
 int stop(Process& p, int signal_number) {
-  kill(p.pid, signal_number);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  int status = 0;
-  while (waitpid(p.pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      kill(p.pid, SIGKILL);
-      waitpid(p.pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const int status = child_process::finish(p, 10, signal_number);
   unlink(p.log.c_str());
-  p.pid = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  return status;
 }
 
 void test_servers_without_a_usable_lane_fall_back(void** state) {
