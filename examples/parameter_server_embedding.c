@@ -163,14 +163,10 @@ static dist_status_t evaluate(void* state, const struct digits* data, int first,
 
 int main(int argc, char** argv) {
   struct ps_args args;
-  if (ps_args_parse(argc, argv, 10, &args) != 0) return 2;
   struct digits data;
-  if (digits_load(args.data_path, &data) != 0) return 1;
   struct ps_session session;
-  if (ps_session_open(&session, args.retry_seconds) != 0) {
-    digits_free(&data);
-    return 1;
-  }
+  const int begun = ps_example_begin(argc, argv, 10, &args, &data, &session);
+  if (begun != 0) return begun;
   static struct model model;
   dist_status_t status = create_model(&session, &model);
   if (status == DIST_OK && session.worker == 0) {
@@ -192,7 +188,6 @@ int main(int argc, char** argv) {
   const int exit_code = status == DIST_OK ? 0 : ps_session_fail("parameter_server_embedding", status);
   dist_variable_destroy(model.table);
   dist_variable_destroy(model.bias);
-  ps_session_close(&session);
-  digits_free(&data);
+  ps_example_end(&data, &session);
   return exit_code;
 }

@@ -114,3 +114,19 @@ dist_status_t ps_train(const struct ps_session* session, const struct digits* da
   }
   return status;
 }
+
+int ps_example_begin(int argc, char** argv, int default_epochs, struct ps_args* args, struct digits* data,
+                     struct ps_session* session) {
+  if (ps_args_parse(argc, argv, default_epochs, args) != 0) return 2;
+  if (digits_load(args->data_path, data) != 0) return 1;
+  if (ps_session_open(session, args->retry_seconds) != 0) {
+    digits_free(data);
+    return 1;
+  }
+  return 0;
+}
+
+void ps_example_end(struct digits* data, struct ps_session* session) {
+  ps_session_close(session);
+  digits_free(data);
+}

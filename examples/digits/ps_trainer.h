@@ -33,4 +33,11 @@ struct ps_model {
 dist_status_t ps_train(const struct ps_session* session, const struct digits* data, const struct ps_args* args,
                        const struct ps_model* model, const char* label);
 
+/* How each example's main() begins: its command line, the digits and the
+ * session. Returns 0, or main's exit code (2: bad usage, 1: no data or no
+ * session) with nothing left to free. ps_example_end frees both. */
+int ps_example_begin(int argc, char** argv, int default_epochs, struct ps_args* args, struct digits* data,
+                     struct ps_session* session);
+void ps_example_end(struct digits* data, struct ps_session* session);
+
 #endif
