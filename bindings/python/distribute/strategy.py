@@ -213,9 +213,7 @@ class Strategy(HandleOwner):
     @property
     def task_type(self):
         """"worker", "chief", ... (None for a worker alone)."""
-        out = ctypes.c_char_p()
-        check(lib.dist_strategy_task_type(self._handle, ctypes.byref(out)))
-        return text(out.value)
+        return text(self._query(lib.dist_strategy_task_type, ctype=ctypes.c_char_p))
 
     @property
     def task_id(self):
