@@ -41,11 +41,7 @@ class Request(HandleOwner):
 
     def test(self):
         """True once complete (then raises if the call failed)."""
-        done = ctypes.c_int32(0)
-        status = lib.dist_request_test(self._handle, ctypes.byref(done))
-        if status != C.OK:
-            raise error_for(status)
-        return bool(done.value)
+        return bool(self._query(lib.dist_request_test))
 
     def wait(self, timeout=None):
         """Waits for completion and returns the result array. With `timeout` (seconds),
