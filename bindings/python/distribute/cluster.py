@@ -4,6 +4,7 @@ import ctypes
 from . import constants as C
 from ._native import ClusterOptions, encode, lib, take_string, text
 from .errors import check
+from .handle import HandleOwner
 
 RESOLVERS = {"auto": C.RESOLVER_AUTO, "tf_config": C.RESOLVER_TF_CONFIG, "simple": C.RESOLVER_SIMPLE,
              "slurm": C.RESOLVER_SLURM, "mpi": C.RESOLVER_MPI, "torchrun": C.RESOLVER_TORCHRUN,
@@ -71,7 +72,7 @@ class _OptionsBuilder:
         return o
 
 
-class Cluster:
+class Cluster(HandleOwner):
     """The resolved view of a cluster (TensorFlow's cluster resolvers).
 
     Immutable: every query may run concurrently from any number of threads; close()
@@ -114,37 +115,17 @@ class Cluster:
             lib.dist_cluster_destroy(handle)
         self._owner = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-    @property
-    def closed(self):
-        return self._handle is None
-
     def _live_handle(self):
         # A closed cluster is NULL: the library then reports the error itself.
         return self._handle
 
     def _borrowed(self, function, *args):
-        out = ctypes.c_char_p()
-        check(function(self._handle, *args, ctypes.byref(out)))
-        return text(out.value)
-
-    def _int(self, function, *args, ctype=ctypes.c_int32):
-        out = ctype()
-        check(function(self._handle, *args, ctypes.byref(out)))
-        return out.value
+        return text(self._query(function, *args, ctype=ctypes.c_char_p))
 
     @property
     def resolver(self):
         """The resolver's name ("tf_config", "slurm", ...)."""
-        return resolver_name(self._int(lib.dist_cluster_resolver))
+        return resolver_name(self._query(lib.dist_cluster_resolver))
 
     @property
     def task_type(self):
@@ -152,7 +133,7 @@ class Cluster:
 
     @property
     def task_id(self):
-        return self._int(lib.dist_cluster_task_id)
+        return self._query(lib.dist_cluster_task_id)
 
     @property
     def rpc_layer(self):
@@ -165,15 +146,15 @@ class Cluster:
     @property
     def jobs(self):
         """Job names, sorted."""
-        count = self._int(lib.dist_cluster_num_jobs, ctype=ctypes.c_size_t)
+        count = self._query(lib.dist_cluster_num_jobs, ctype=ctypes.c_size_t)
         return [self._borrowed(lib.dist_cluster_job_name, i) for i in range(count)]
 
     def num_tasks(self, job):
-        return self._int(lib.dist_cluster_num_tasks, encode(job))
+        return self._query(lib.dist_cluster_num_tasks, encode(job))
 
     def task_indices(self, job):
         """The task indices of a job, increasing (sparse jobs skip some)."""
-        return [self._int(lib.dist_cluster_task_index, encode(job), i) for i in range(self.num_tasks(job))]
+        return [self._query(lib.dist_cluster_task_index, encode(job), i) for i in range(self.num_tasks(job))]
 
     def task_address(self, job, task_index):
         return self._borrowed(lib.dist_cluster_task_address, encode(job), task_index)
@@ -189,7 +170,7 @@ class Cluster:
         return take_string(out)
 
     def num_accelerators(self, device_type="GPU"):
-        return self._int(lib.dist_cluster_num_accelerators, encode(device_type))
+        return self._query(lib.dist_cluster_num_accelerators, encode(device_type))
 
     @property
     def cuda_visible_devices(self):

@@ -9,6 +9,7 @@ from . import constants as C
 from ._native import CommOptions, lib
 from .dtypes import describe
 from .errors import check, error_for
+from .handle import HandleOwner
 
 OPS = {"sum": C.OP_SUM, "prod": C.OP_PROD, "min": C.OP_MIN, "max": C.OP_MAX, "mean": C.OP_MEAN}
 ALGORITHMS = {"auto": C.ALLREDUCE_AUTO, "ring": C.ALLREDUCE_RING, "rabenseifner": C.ALLREDUCE_RABENSEIFNER,
@@ -25,7 +26,7 @@ def _op(op):
     return OPS[op] if isinstance(op, str) else int(op)
 
 
-class Request:
+class Request(HandleOwner):
     """A collective in flight. test() / wait() report its outcome (raising on error);
     close() waits for it before freeing, so its arrays are never released early.
     Its communicator holds it until it is closed (a `with` block, or closing the
@@ -40,11 +41,7 @@ class Request:
 
     def test(self):
         """True once complete (then raises if the call failed)."""
-        done = ctypes.c_int32(0)
-        status = lib.dist_request_test(self._handle, ctypes.byref(done))
-        if status != C.OK:
-            raise error_for(status)
-        return bool(done.value)
+        return bool(self._query(lib.dist_request_test))
 
     def wait(self, timeout=None):
         """Waits for completion and returns the result array. With `timeout` (seconds),
@@ -70,17 +67,7 @@ class Request:
         self._arrays = None
         self._comm._requests.discard(self)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-
-class Comm:
+class Comm(HandleOwner):
     """A communicator. Use one from one thread at a time; different communicators
     may be used concurrently."""
 
@@ -104,38 +91,19 @@ class Comm:
             lib.dist_comm_destroy(handle)
             self._context._forget(self)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-    @property
-    def closed(self):
-        return self._handle is None
-
     @property
     def rank(self):
-        out = ctypes.c_int32()
-        check(lib.dist_comm_rank(self._handle, ctypes.byref(out)))
-        return out.value
+        return self._query(lib.dist_comm_rank)
 
     @property
     def size(self):
-        out = ctypes.c_int32()
-        check(lib.dist_comm_size(self._handle, ctypes.byref(out)))
-        return out.value
+        return self._query(lib.dist_comm_size)
 
     @property
     def path(self):
         """How the collectives travel: "self" (one rank), "point_to_point" (UCX
         messages) or "shared_memory" (one host, a shared segment)."""
-        out = ctypes.c_int32()
-        check(lib.dist_comm_path(self._handle, ctypes.byref(out)))
-        return PATHS[out.value]
+        return PATHS[self._query(lib.dist_comm_path)]
 
     def algorithm(self, collective, nbytes):
         """The algorithm this communicator runs for `collective` (a name such as

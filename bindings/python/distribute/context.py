@@ -5,9 +5,10 @@ from . import constants as C
 from ._native import ContextOptions, encode, lib
 from .comm import Comm
 from .errors import check
+from .handle import HandleOwner
 
 
-class Context:
+class Context(HandleOwner):
     """This process's membership in the cluster (dist_context_create).
 
     rank, size and abort() may be used from any thread. close() first closes every
@@ -46,19 +47,6 @@ class Context:
             self._world.close()
         lib.dist_context_destroy(handle)
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
-
-    @property
-    def closed(self):
-        return self._handle is None
-
     def _adopt(self, child):
         self._children.add(child)
 
@@ -67,15 +55,11 @@ class Context:
 
     @property
     def rank(self):
-        out = ctypes.c_int32()
-        check(lib.dist_context_rank(self._handle, ctypes.byref(out)))
-        return out.value
+        return self._query(lib.dist_context_rank)
 
     @property
     def size(self):
-        out = ctypes.c_int32()
-        check(lib.dist_context_size(self._handle, ctypes.byref(out)))
-        return out.value
+        return self._query(lib.dist_context_size)
 
     def abort(self, reason=None):
         """Makes every pending and later call on every communicator fail with ABORTED, here and on every peer."""

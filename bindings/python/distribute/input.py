@@ -43,9 +43,7 @@ class InputContext(HandleOwner):
 
     def get_per_replica_batch_size(self, global_batch_size):
         """global_batch_size / num_replicas_in_sync; InvalidArgumentError when it does not divide."""
-        out = ctypes.c_int64()
-        check(lib.dist_input_context_per_replica_batch_size(self._handle, global_batch_size, ctypes.byref(out)))
-        return out.value
+        return self._query(lib.dist_input_context_per_replica_batch_size, global_batch_size, ctype=ctypes.c_int64)
 
     def shard_files(self, num_files):
         """The indices (increasing, an int64 array) of the files this pipeline reads:

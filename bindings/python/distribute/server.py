@@ -47,9 +47,7 @@ class Server(HandleOwner):
     @property
     def address(self):
         """The "host:port" actually listened at."""
-        out = ctypes.c_char_p()
-        check(lib.dist_server_address(self._handle, ctypes.byref(out)))
-        return text(out.value)
+        return text(self._query(lib.dist_server_address, ctype=ctypes.c_char_p))
 
     def describe(self):
         """What the server holds, as a dict decoded from the C JSON: address, stopping,

@@ -77,9 +77,7 @@ class ReplicaContext:
     @property
     def strategy(self):
         """The Strategy running this replica."""
-        out = ctypes.c_void_p()
-        check(lib.dist_replica_strategy(self._handle, ctypes.byref(out)))
-        assert out.value == self._strategy._handle.value
+        assert query(self._handle, lib.dist_replica_strategy, ctype=ctypes.c_void_p) == self._strategy._handle.value
         return self._strategy
 
     def all_reduce(self, data, op="sum", *, dtype=None):
@@ -195,12 +193,8 @@ class Strategy(HandleOwner):
     @property
     def devices(self):
         """The local devices, "/job:worker/replica:0/task:1/device:CPU:0", one per local replica."""
-        out = ctypes.c_char_p()
-        names = []
-        for i in range(self.num_local_replicas):
-            check(lib.dist_strategy_device(self._handle, i, ctypes.byref(out)))
-            names.append(text(out.value))
-        return names
+        return [text(self._query(lib.dist_strategy_device, i, ctype=ctypes.c_char_p))
+                for i in range(self.num_local_replicas)]
 
     @property
     def cluster(self):
@@ -213,9 +207,7 @@ class Strategy(HandleOwner):
     @property
     def task_type(self):
         """"worker", "chief", ... (None for a worker alone)."""
-        out = ctypes.c_char_p()
-        check(lib.dist_strategy_task_type(self._handle, ctypes.byref(out)))
-        return text(out.value)
+        return text(self._query(lib.dist_strategy_task_type, ctype=ctypes.c_char_p))
 
     @property
     def task_id(self):

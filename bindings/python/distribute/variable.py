@@ -132,9 +132,7 @@ class Variable(HandleOwner):
 
     @property
     def name(self):
-        out = ctypes.c_char_p()
-        check(lib.dist_variable_name(self._handle, ctypes.byref(out)))
-        return text(out.value)
+        return text(self._query(lib.dist_variable_name, ctype=ctypes.c_char_p))
 
     @property
     def dist_dtype(self):

@@ -3,7 +3,6 @@ package org.libdistribute;
 import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
@@ -67,15 +66,9 @@ public final class Cluster implements AutoCloseable {
     return Strings.borrowed(out);
   }
 
-  private static int value(int status, IntByReference out) {
-    DistException.check(status);
-    return out.getValue();
-  }
-
   /** The resolver that produced this cluster, one of {@link Resolver}. */
   public int resolver() {
-    IntByReference out = new IntByReference();
-    return value(DistLibrary.LIB.dist_cluster_resolver(pointer(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_cluster_resolver(pointer(), out));
   }
 
   /** This task's type, or null if unknown. */
@@ -86,8 +79,7 @@ public final class Cluster implements AutoCloseable {
 
   /** This task's index in its job, or -1 if unknown. */
   public int taskId() {
-    IntByReference out = new IntByReference();
-    return value(DistLibrary.LIB.dist_cluster_task_id(pointer(), out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_cluster_task_id(pointer(), out));
   }
 
   public String rpcLayer() {
@@ -119,16 +111,15 @@ public final class Cluster implements AutoCloseable {
   }
 
   public int numTasks(String job) {
-    IntByReference out = new IntByReference();
-    return value(DistLibrary.LIB.dist_cluster_num_tasks(pointer(), job, out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_cluster_num_tasks(pointer(), job, out));
   }
 
   /** The task indices of a job, increasing (a sparse job skips some). */
   public int[] taskIndices(String job) {
     int[] indices = new int[numTasks(job)];
     for (int i = 0; i < indices.length; i++) {
-      IntByReference out = new IntByReference();
-      indices[i] = value(DistLibrary.LIB.dist_cluster_task_index(pointer(), job, i, out), out);
+      int position = i; // a lambda captures only effectively final locals
+      indices[i] = Queries.int32(out -> DistLibrary.LIB.dist_cluster_task_index(pointer(), job, position, out));
     }
     return indices;
   }
@@ -152,8 +143,7 @@ public final class Cluster implements AutoCloseable {
 
   /** Accelerators of a type (null means "GPU") available to this task. */
   public int numAccelerators(String deviceType) {
-    IntByReference out = new IntByReference();
-    return value(DistLibrary.LIB.dist_cluster_num_accelerators(pointer(), deviceType, out), out);
+    return Queries.int32(out -> DistLibrary.LIB.dist_cluster_num_accelerators(pointer(), deviceType, out));
   }
 
   /** The whole resolved view as JSON (dist-info's format). */

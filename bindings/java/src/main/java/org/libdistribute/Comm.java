@@ -1,7 +1,6 @@
 package org.libdistribute;
 
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
@@ -48,22 +47,16 @@ public final class Comm implements AutoCloseable {
   }
 
   public int rank() {
-    IntByReference out = new IntByReference();
-    DistException.check(DistLibrary.LIB.dist_comm_rank(handle.get(), out));
-    return out.getValue();
+    return Queries.int32(out -> DistLibrary.LIB.dist_comm_rank(handle.get(), out));
   }
 
   public int size() {
-    IntByReference out = new IntByReference();
-    DistException.check(DistLibrary.LIB.dist_comm_size(handle.get(), out));
-    return out.getValue();
+    return Queries.int32(out -> DistLibrary.LIB.dist_comm_size(handle.get(), out));
   }
 
   /** How this communicator's collectives travel. */
   public CommPath path() {
-    IntByReference out = new IntByReference();
-    DistException.check(DistLibrary.LIB.dist_comm_path(handle.get(), out));
-    return CommPath.of(out.getValue());
+    return CommPath.of(Queries.int32(out -> DistLibrary.LIB.dist_comm_path(handle.get(), out)));
   }
 
   /**

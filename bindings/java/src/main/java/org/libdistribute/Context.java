@@ -1,7 +1,6 @@
 package org.libdistribute;
 
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.IntByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
@@ -69,15 +68,11 @@ public final class Context implements AutoCloseable {
   }
 
   public int rank() {
-    IntByReference out = new IntByReference();
-    DistException.check(DistLibrary.LIB.dist_context_rank(handle.get(), out));
-    return out.getValue();
+    return Queries.int32(out -> DistLibrary.LIB.dist_context_rank(handle.get(), out));
   }
 
   public int size() {
-    IntByReference out = new IntByReference();
-    DistException.check(DistLibrary.LIB.dist_context_size(handle.get(), out));
-    return out.getValue();
+    return Queries.int32(out -> DistLibrary.LIB.dist_context_size(handle.get(), out));
   }
 
   /** Makes every pending and later call on every communicator fail with ERR_ABORTED, here and on every peer. */

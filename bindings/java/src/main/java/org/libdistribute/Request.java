@@ -1,7 +1,6 @@
 package org.libdistribute;
 
 import com.sun.jna.Pointer;
-import com.sun.jna.ptr.IntByReference;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
 
@@ -26,9 +25,7 @@ public final class Request implements AutoCloseable {
 
   /** True once complete; throws if the call failed. */
   public boolean test() {
-    IntByReference done = new IntByReference();
-    DistException.check(DistLibrary.LIB.dist_request_test(handle.get(), done));
-    return done.getValue() != 0;
+    return Queries.int32(done -> DistLibrary.LIB.dist_request_test(handle.get(), done)) != 0;
   }
 
   /** Waits until the call ends (its deadline bounds it); throws if it failed. */
