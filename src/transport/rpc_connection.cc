@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -43,8 +44,18 @@ size_t request_bytes(const RpcCall& call) {
   return sizeof(RpcHeader) + (payload_on_lane(call) ? 0 : call.payload_bytes[0] + call.payload_bytes[1]);
 }
 
-bool lane_running(const RpcCall& call) {
-  return call.lane_parts[0].running() || call.lane_parts[1].running() || call.lane_response.running();
+// The call's lane transfers: the request's two parts, then the response.
+std::array<RpcLaneTransfer*, 3> lane_transfers(RpcCall& call) {
+  return {&call.lane_parts[0], &call.lane_parts[1], &call.lane_response};
+}
+
+bool lane_running(RpcCall& call) {
+  const auto transfers = lane_transfers(call);
+  return std::any_of(transfers.begin(), transfers.end(), [](const RpcLaneTransfer* t) { return t->running(); });
+}
+
+void forget_lane_transfers(RpcCall& call) {
+  for (RpcLaneTransfer* t : lane_transfers(call)) *t = RpcLaneTransfer{};
 }
 
 timespec timespec_of(std::chrono::nanoseconds span) {
@@ -128,7 +139,7 @@ unsigned RpcConnection::drive_lane() {
       continue;
     }
     std::string problem;
-    for (RpcLaneTransfer* t : {&call.lane_parts[0], &call.lane_parts[1], &call.lane_response}) {
+    for (RpcLaneTransfer* t : lane_transfers(call)) {
       if (!t->posted) continue;
       if (!t->ok() && problem.empty()) problem = lane_->describe_failure(*t);
       lane_->release(*t);
@@ -137,7 +148,7 @@ unsigned RpcConnection::drive_lane() {
       problem = std::to_string(call.lane_response.length) + " response bytes arrived on the UCX lane, " +
                 std::to_string(call.response_bytes) + " announced";
     }
-    call.lane_parts[0] = call.lane_parts[1] = call.lane_response = RpcLaneTransfer{};
+    forget_lane_transfers(call);
     if (!problem.empty()) {
       close(Status::kPeerFailed, peer_ + ": " + problem + "; the connection was dropped");
       return events;
@@ -154,7 +165,7 @@ void RpcConnection::close(Status status, const std::string& reason) {
   if (lane_) {
     if (status != Status::kAborted) lane_->abandon();
     for (auto& call : on_lane_) {
-      for (RpcLaneTransfer* t : {&call->lane_parts[0], &call->lane_parts[1], &call->lane_response}) {
+      for (RpcLaneTransfer* t : lane_transfers(*call)) {
         if (t->posted) lane_->cancel(*t);
       }
     }
@@ -164,7 +175,7 @@ void RpcConnection::close(Status status, const std::string& reason) {
   }
   for (auto* queue : {&on_lane_, &awaiting_, &unsent_}) {
     for (auto& call : *queue) {
-      call->lane_parts[0] = call->lane_parts[1] = call->lane_response = RpcLaneTransfer{};
+      forget_lane_transfers(*call);
       call->on_lane = false;
       if (call->done) continue;
       call->done = true;
