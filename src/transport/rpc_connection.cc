@@ -318,13 +318,16 @@ void RpcConnection::pump_receive() {
 
 void RpcConnection::wait_all(const std::vector<std::pair<RpcConnection*, RpcCall*>>& calls, SteadyTime deadline) {
   SteadyTime last_event = std::chrono::steady_clock::now();
+  // Reused by every round: while lanes are polled a round takes microseconds.
+  std::vector<RpcConnection*> busy;
+  std::vector<pollfd> fds;
   while (true) {
-    std::vector<RpcConnection*> busy;
+    busy.clear();
     for (const auto& [connection, call] : calls) {
       if (!call->done && std::find(busy.begin(), busy.end(), connection) == busy.end()) busy.push_back(connection);
     }
     if (busy.empty()) return;
-    auto now = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       for (RpcConnection* connection : busy) {
         connection->close(Status::kTimeout, connection->peer_ + ": no response in time; the connection was dropped");
@@ -346,7 +349,7 @@ void RpcConnection::wait_all(const std::vector<std::pair<RpcConnection*, RpcCall
                                                    std::chrono::milliseconds(1000));
     }
     if (lanes && slice.count() == 0 && now != last_event) std::this_thread::yield();  // as RpcUcxLane::wait does
-    std::vector<pollfd> fds;
+    fds.clear();
     for (RpcConnection* connection : busy) fds.push_back(pollfd{connection->socket_.fd(), connection->wanted_events(), 0});
     const timespec timeout = timespec_of(slice);
     int ready = ::ppoll(fds.data(), fds.size(), &timeout, nullptr);
