@@ -47,14 +47,13 @@ void settle(RpcLaneTransfer& t, void* request) {
 
 // Sleeps up to kRpcLaneNap or until fd hangs up; true when it did.
 bool nap_on(int fd) {
+  const timespec pause{0, std::chrono::duration_cast<std::chrono::nanoseconds>(kRpcLaneNap).count()};
   if (fd < 0) {
-    const timespec pause{0, std::chrono::duration_cast<std::chrono::nanoseconds>(kRpcLaneNap).count()};
     ::nanosleep(&pause, nullptr);
     return false;
   }
   // POLLRDHUP, not POLLIN: the next request arriving must not end the nap.
   pollfd p{fd, POLLRDHUP, 0};
-  const timespec pause{0, std::chrono::duration_cast<std::chrono::nanoseconds>(kRpcLaneNap).count()};
   return ::ppoll(&p, 1, &pause, nullptr) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
