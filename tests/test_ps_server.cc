@@ -363,6 +363,17 @@ bool closed_by_server_driving(int fd, dist::RpcUcxLane& lane) {
   return false;
 }
 
+// An assign_add of `bytes` to `variable` whose payload is announced on the lane.
+dist::RpcHeader lane_assign_add(uint64_t call, uint64_t variable, uint64_t bytes) {
+  dist::RpcHeader request;
+  request.magic = dist::kRpcRequestLaneMagic;
+  request.code = (int32_t)Op::kAssignAdd;
+  request.id = call;
+  request.args[0] = variable;
+  request.payload_bytes = bytes;
+  return request;
+}
+
 void test_hostile_lane_peers(void** state) {
   (void)state;
   auto server = start_server();
@@ -403,12 +414,7 @@ void test_hostile_lane_peers(void** state) {
     dist::Socket s = raw_connection(*server, kToken);
     std::unique_ptr<dist::RpcUcxLane> lane = dist::offer_lane(s.fd(), "test", deadline());
     assert_non_null(lane.get());
-    dist::RpcHeader request;
-    request.magic = dist::kRpcRequestLaneMagic;
-    request.code = (int32_t)Op::kAssignAdd;
-    request.id = 7;
-    request.args[0] = id;
-    request.payload_bytes = bytes;
+    const dist::RpcHeader request = lane_assign_add(7, id, bytes);
     dist::RpcLaneTransfer part;
     lane->post_send(part, dist::rpc_lane_tag(7, dist::LaneDirection::kRequest, 0), junk.data(), 2 * bytes);
     dist::write_all(s.fd(), &request, sizeof request, deadline(), "test");
@@ -420,12 +426,7 @@ void test_hostile_lane_peers(void** state) {
     dist::Socket s = raw_connection(*server, kToken);
     std::unique_ptr<dist::RpcUcxLane> lane = dist::offer_lane(s.fd(), "test", deadline());
     assert_non_null(lane.get());
-    dist::RpcHeader request;
-    request.magic = dist::kRpcRequestLaneMagic;
-    request.code = (int32_t)Op::kAssignAdd;
-    request.id = 8;
-    request.args[0] = id;
-    request.payload_bytes = bytes;
+    const dist::RpcHeader request = lane_assign_add(8, id, bytes);
     dist::RpcLaneTransfer part;
     lane->post_send(part, dist::rpc_lane_tag(8, dist::LaneDirection::kRequest, 0), junk.data(), bytes / 2);
     dist::write_all(s.fd(), &request, sizeof request, deadline(), "test");

@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -43,8 +44,18 @@ size_t request_bytes(const RpcCall& call) {
   return sizeof(RpcHeader) + (payload_on_lane(call) ? 0 : call.payload_bytes[0] + call.payload_bytes[1]);
 }
 
-bool lane_running(const RpcCall& call) {
-  return call.lane_parts[0].running() || call.lane_parts[1].running() || call.lane_response.running();
+// The call's lane transfers: the request's two parts, then the response.
+std::array<RpcLaneTransfer*, 3> lane_transfers(RpcCall& call) {
+  return {&call.lane_parts[0], &call.lane_parts[1], &call.lane_response};
+}
+
+bool lane_running(RpcCall& call) {
+  const auto transfers = lane_transfers(call);
+  return std::any_of(transfers.begin(), transfers.end(), [](const RpcLaneTransfer* t) { return t->running(); });
+}
+
+void forget_lane_transfers(RpcCall& call) {
+  for (RpcLaneTransfer* t : lane_transfers(call)) *t = RpcLaneTransfer{};
 }
 
 timespec timespec_of(std::chrono::nanoseconds span) {
@@ -128,7 +139,7 @@ unsigned RpcConnection::drive_lane() {
       continue;
     }
     std::string problem;
-    for (RpcLaneTransfer* t : {&call.lane_parts[0], &call.lane_parts[1], &call.lane_response}) {
+    for (RpcLaneTransfer* t : lane_transfers(call)) {
       if (!t->posted) continue;
       if (!t->ok() && problem.empty()) problem = lane_->describe_failure(*t);
       lane_->release(*t);
@@ -137,7 +148,7 @@ unsigned RpcConnection::drive_lane() {
       problem = std::to_string(call.lane_response.length) + " response bytes arrived on the UCX lane, " +
                 std::to_string(call.response_bytes) + " announced";
     }
-    call.lane_parts[0] = call.lane_parts[1] = call.lane_response = RpcLaneTransfer{};
+    forget_lane_transfers(call);
     if (!problem.empty()) {
       close(Status::kPeerFailed, peer_ + ": " + problem + "; the connection was dropped");
       return events;
@@ -154,7 +165,7 @@ void RpcConnection::close(Status status, const std::string& reason) {
   if (lane_) {
     if (status != Status::kAborted) lane_->abandon();
     for (auto& call : on_lane_) {
-      for (RpcLaneTransfer* t : {&call->lane_parts[0], &call->lane_parts[1], &call->lane_response}) {
+      for (RpcLaneTransfer* t : lane_transfers(*call)) {
         if (t->posted) lane_->cancel(*t);
       }
     }
@@ -164,7 +175,7 @@ void RpcConnection::close(Status status, const std::string& reason) {
   }
   for (auto* queue : {&on_lane_, &awaiting_, &unsent_}) {
     for (auto& call : *queue) {
-      call->lane_parts[0] = call->lane_parts[1] = call->lane_response = RpcLaneTransfer{};
+      forget_lane_transfers(*call);
       call->on_lane = false;
       if (call->done) continue;
       call->done = true;
@@ -307,13 +318,16 @@ void RpcConnection::pump_receive() {
 
 void RpcConnection::wait_all(const std::vector<std::pair<RpcConnection*, RpcCall*>>& calls, SteadyTime deadline) {
   SteadyTime last_event = std::chrono::steady_clock::now();
+  // Reused by every round: while lanes are polled a round takes microseconds.
+  std::vector<RpcConnection*> busy;
+  std::vector<pollfd> fds;
   while (true) {
-    std::vector<RpcConnection*> busy;
+    busy.clear();
     for (const auto& [connection, call] : calls) {
       if (!call->done && std::find(busy.begin(), busy.end(), connection) == busy.end()) busy.push_back(connection);
     }
     if (busy.empty()) return;
-    auto now = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       for (RpcConnection* connection : busy) {
         connection->close(Status::kTimeout, connection->peer_ + ": no response in time; the connection was dropped");
@@ -335,7 +349,7 @@ void RpcConnection::wait_all(const std::vector<std::pair<RpcConnection*, RpcCall
                                                    std::chrono::milliseconds(1000));
     }
     if (lanes && slice.count() == 0 && now != last_event) std::this_thread::yield();  // as RpcUcxLane::wait does
-    std::vector<pollfd> fds;
+    fds.clear();
     for (RpcConnection* connection : busy) fds.push_back(pollfd{connection->socket_.fd(), connection->wanted_events(), 0});
     const timespec timeout = timespec_of(slice);
     int ready = ::ppoll(fds.data(), fds.size(), &timeout, nullptr);

@@ -31,16 +31,29 @@ void on_receive_done(void*, ucs_status_t status, const ucp_tag_recv_info_t* info
   t->done = true;
 }
 
+// Records what posting a transfer returned: a request that still runs, or
+// (an error, or a send finished in place) its outcome at once.
+void settle(RpcLaneTransfer& t, void* request) {
+  if (UCS_PTR_IS_ERR(request)) {
+    t.status = UCS_PTR_STATUS(request);
+    t.done = true;
+  } else if (request == nullptr) {
+    t.status = UCS_OK;
+    t.done = true;
+  } else {
+    t.request = request;
+  }
+}
+
 // Sleeps up to kRpcLaneNap or until fd hangs up; true when it did.
 bool nap_on(int fd) {
+  const timespec pause{0, std::chrono::duration_cast<std::chrono::nanoseconds>(kRpcLaneNap).count()};
   if (fd < 0) {
-    const timespec pause{0, std::chrono::duration_cast<std::chrono::nanoseconds>(kRpcLaneNap).count()};
     ::nanosleep(&pause, nullptr);
     return false;
   }
   // POLLRDHUP, not POLLIN: the next request arriving must not end the nap.
   pollfd p{fd, POLLRDHUP, 0};
-  const timespec pause{0, std::chrono::duration_cast<std::chrono::nanoseconds>(kRpcLaneNap).count()};
   return ::ppoll(&p, 1, &pause, nullptr) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
@@ -138,16 +151,7 @@ void RpcUcxLane::post_send(RpcLaneTransfer& t, uint64_t tag, const void* data, s
   param.cb.send = &on_send_done;
   param.user_data = &t;
   std::lock_guard<std::mutex> guard(worker_->lock());
-  void* request = ucp_tag_send_nbx(worker_->endpoint(0), data, bytes, tag, &param);
-  if (UCS_PTR_IS_ERR(request)) {
-    t.status = UCS_PTR_STATUS(request);
-    t.done = true;
-  } else if (request == nullptr) {
-    t.status = UCS_OK;
-    t.done = true;
-  } else {
-    t.request = request;
-  }
+  settle(t, ucp_tag_send_nbx(worker_->endpoint(0), data, bytes, tag, &param));
 }
 
 void RpcUcxLane::post_receive(RpcLaneTransfer& t, uint64_t tag, void* data, size_t capacity) {
@@ -159,13 +163,7 @@ void RpcUcxLane::post_receive(RpcLaneTransfer& t, uint64_t tag, void* data, size
   param.cb.recv = &on_receive_done;
   param.user_data = &t;
   std::lock_guard<std::mutex> guard(worker_->lock());
-  void* request = ucp_tag_recv_nbx(worker_->worker(), data, capacity, tag, ~uint64_t{0}, &param);
-  if (UCS_PTR_IS_ERR(request)) {
-    t.status = UCS_PTR_STATUS(request);
-    t.done = true;
-  } else {
-    t.request = request;
-  }
+  settle(t, ucp_tag_recv_nbx(worker_->worker(), data, capacity, tag, ~uint64_t{0}, &param));
 }
 
 unsigned RpcUcxLane::progress() {
