@@ -394,6 +394,7 @@ void test_hostile_lane_peers(void** state) {
     request.args[0] = id;
     request.payload_bytes = bytes;
     assert_int_equal(exchange(s.fd(), request, nullptr, 0, &error).code, (int)Status::kInvalidArgument);
+    assert_true(error.find("lane this connection has not set up") != std::string::npos);
     assert_true(closed_by_server(s.fd()));
   }
   {  // A confirmation before any offer is refused; an oversized address ends the connection.

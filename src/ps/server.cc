@@ -140,7 +140,10 @@ void Server::serve(int fd, const std::string& peer) {
       Reply reply;
       bool trusted = request.magic == kRpcRequestMagic || lane != nullptr;
       if (!trusted) {
-        reply = error_reply(Status::kInvalidArgument, "not a parameter-server request (wrong magic)");
+        reply = error_reply(Status::kInvalidArgument,
+                            request.magic == kRpcRequestLaneMagic
+                                ? "a request whose payload is announced on a UCX lane this connection has not set up"
+                                : "not a parameter-server request (wrong magic)");
       } else {
         uint64_t bytes = 0;
         bool refused = false;
