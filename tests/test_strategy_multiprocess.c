@@ -1,7 +1,8 @@
 /* MULTI_WORKER_MIRRORED across 2 real processes on loopback (2 local replicas
  * each): variable aggregation across workers and the chief's initial value,
  * reduce over the batch axis with a partial batch, fused == unfused all-reduce
- * bit for bit, identical weights on every worker after training, a failing
+ * bit for bit, identical weights on every worker after training, the fused
+ * paths with one replica per worker (one piecewise call, buckets), a failing
  * replica that never leaves the other worker hanging, and workers that
  * disagree on their replicas. Every process is bounded in time and reaped. */
 #include "multiprocess/launch.h"
@@ -9,11 +10,11 @@
 
 static const char* kToken = "strategy-test-token-0123456789";
 
-static void run_workers(struct launch* launch, const char* scenario, double seconds) {
+static void run_workers_with(struct launch* launch, const char* scenario, const char* argument, double seconds) {
   const char* worker = getenv("DIST_STRATEGY_WORKER");
   if (worker == NULL) fail_msg("DIST_STRATEGY_WORKER is not set (run through ctest)");
   launch_prepare(launch, 2);
-  const char* args[] = {worker, scenario, NULL};
+  const char* args[] = {worker, scenario, argument, NULL};
   for (int r = 0; r < 2; ++r) launch_rank(launch, r, kToken, NULL, args);
   if (launch_wait(launch, seconds) != 0) {
     for (int r = 0; r < 2; ++r) print_message("worker %d output:\n%s\n", r, launch_output(launch, r));
@@ -24,6 +25,17 @@ static void run_workers(struct launch* launch, const char* scenario, double seco
       fail_msg("%s: worker %d exited %d:\n%s", scenario, r, launch->exit_codes[r], launch_output(launch, r));
     }
   }
+}
+
+static void run_workers(struct launch* launch, const char* scenario, double seconds) {
+  run_workers_with(launch, scenario, NULL, seconds);
+}
+
+/* The line of worker r's output that starts with `prefix`, into line[size]. */
+static void output_line(struct launch* launch, int r, const char* prefix, char* line, size_t size) {
+  const char* found = strstr(launch_output(launch, r), prefix);
+  if (found == NULL) fail_msg("worker %d printed no '%s' line:\n%s", r, prefix, launch_output(launch, r));
+  snprintf(line, size, "%.*s", (int)strcspn(found, "\n"), found);
 }
 
 static void test_variables(void** state) {
@@ -43,11 +55,7 @@ static void test_weights_identical_after_training(void** state) {
   struct launch launch;
   run_workers(&launch, "train", 120);
   char weights[2][256];
-  for (int r = 0; r < 2; ++r) {
-    const char* line = strstr(launch_output(&launch, r), "weights ");
-    if (line == NULL) fail_msg("worker %d printed no weights:\n%s", r, launch_output(&launch, r));
-    snprintf(weights[r], sizeof weights[r], "%.*s", (int)strcspn(line, "\n"), line);
-  }
+  for (int r = 0; r < 2; ++r) output_line(&launch, r, "weights ", weights[r], sizeof weights[r]);
   assert_int_equal(strlen(weights[0]), 8 + 8 * 8); /* "weights " and 8 floats in hex */
   assert_string_equal(weights[0], weights[1]);
 }
@@ -64,6 +72,23 @@ static void test_replica_count_mismatch(void** state) {
   run_workers(&launch, "mismatch", 60);
 }
 
+/* One replica per worker: the one-call fused path (shared memory) and the
+ * bucketed one (ring forced) both match the references, and Adam leaves the
+ * same bits on every worker by either path (two workers add in either order
+ * to the same float). */
+static void test_one_replica_fusion_paths(void** state) {
+  (void)state;
+  char hashes[2][2][64];
+  const char* paths[2] = {"auto", "ring"};
+  for (int p = 0; p < 2; ++p) {
+    struct launch launch;
+    run_workers_with(&launch, "one_replica", paths[p], 60);
+    for (int r = 0; r < 2; ++r) output_line(&launch, r, "adam weights ", hashes[p][r], sizeof hashes[p][r]);
+    assert_string_equal(hashes[p][0], hashes[p][1]);
+  }
+  assert_string_equal(hashes[0][0], hashes[1][0]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_variables),
@@ -71,6 +96,7 @@ int main(void) {
       cmocka_unit_test(test_weights_identical_after_training),
       cmocka_unit_test(test_replica_error),
       cmocka_unit_test(test_replica_count_mismatch),
+      cmocka_unit_test(test_one_replica_fusion_paths),
   };
   return cmocka_run_group_tests_name("strategy_multiprocess", tests, NULL, NULL);
 }

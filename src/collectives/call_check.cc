@@ -97,6 +97,26 @@ class CallCheck {
     }
   }
 
+  // A piecewise all-reduce: pieces and sink instead of send and recv, the
+  // pieces' elements as many as the signature's count, each present and aligned.
+  void check_pieces() const {
+    const CallSignature& s = call_.signature;
+    if (s.kind != CollectiveKind::kAllReduce) internal("pieces are for all_reduce only");
+    if (call_.sink == nullptr || call_.send != nullptr || call_.recv != nullptr) {
+      internal("a piecewise call takes a sink and no send or recv buffer");
+    }
+    const PieceList& pieces = *call_.pieces;
+    if (pieces.count() != static_cast<size_t>(s.count)) {
+      internal("its pieces hold " + std::to_string(pieces.count()) + " elements");
+    }
+    const size_t element = size_of(s.dtype);
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const std::string which = "piece " + std::to_string(i);
+      bytes_of(pieces.piece(i).count);
+      check_buffer(which.c_str(), pieces.piece(i).data, pieces.piece(i).count, element);
+    }
+  }
+
   // send == recv; for all_gather also send == recv + rank*count (the own block).
   bool in_place() const {
     if (call_.send == call_.recv) return true;
@@ -158,6 +178,10 @@ void check_call(int ranks, int rank, const CollectiveCall& call) {
   const CallCheck check(ranks, rank, call);
   check.check_arguments();
   if (call.signature.kind == CollectiveKind::kBarrier) return;
+  if (call.pieces != nullptr) {
+    check.check_pieces();
+    return;
+  }
   check.check_buffers(check.shape());
 }
 

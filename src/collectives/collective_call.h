@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collectives/channel.h"
+#include "collectives/piecewise.h"
 #include "collectives/signature.h"
 
 namespace dist {
@@ -19,10 +20,15 @@ namespace dist {
 // block already sits at recv + rank*c, and for reduce_scatter that the input is
 // recv's c*n elements and the result lands in recv's first c elements.
 // recv may be null on non-root ranks of reduce.
+//
+// A piecewise all-reduce (piecewise.h) sets `pieces` and `sink` instead of
+// send and recv; it runs only where Communicator::takes_pieces() says so.
 struct CollectiveCall {
   CallSignature signature;
   const void* send = nullptr;
   void* recv = nullptr;
+  const PieceList* pieces = nullptr;
+  const ResultSink* sink = nullptr;
 };
 
 // Which algorithm to use; empty means choose by size and rank count.

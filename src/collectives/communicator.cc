@@ -91,9 +91,15 @@ Communicator::~Communicator() {
   context_.unregister_comm(id_);
 }
 
+const std::string& Communicator::forced_all_reduce() const {
+  return algorithms_.all_reduce.empty() ? environment_all_reduce_ : algorithms_.all_reduce;
+}
+
+bool Communicator::takes_pieces() const { return shm_ != nullptr && !is_all_reduce_algorithm(forced_all_reduce()); }
+
 const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const {
   if (size() == 1) return "self";
-  const std::string& forced = algorithms_.all_reduce.empty() ? environment_all_reduce_ : algorithms_.all_reduce;
+  const std::string& forced = forced_all_reduce();
   const bool forced_point_to_point = kind == CollectiveKind::kAllReduce && is_all_reduce_algorithm(forced);
   if (shm_ != nullptr && !forced_point_to_point) return shm_algorithm_name(kind, bytes, forced);
   AlgorithmOptions algorithms = algorithms_;
@@ -106,7 +112,7 @@ void Communicator::execute_call(const CollectiveCall& call) {
   try {
     failure_->check();
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    const std::string& forced = algorithms_.all_reduce.empty() ? environment_all_reduce_ : algorithms_.all_reduce;
+    const std::string& forced = forced_all_reduce();
     // A forced point-to-point all-reduce bypasses the shared segment (to
     // compare the two); a forced shared-memory one falls back where there is none.
     const bool forced_point_to_point =
@@ -115,6 +121,7 @@ void Communicator::execute_call(const CollectiveCall& call) {
       run_shm_collective(*shm_, call, seq, deadline, forced);
       return;
     }
+    if (call.pieces != nullptr) fail(Status::kInternal, "a piecewise all-reduce needs the shared-memory path");
     AlgorithmOptions algorithms = algorithms_;
     algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
     channel_->begin(call.signature, seq, deadline);

@@ -40,6 +40,10 @@ class Communicator {
   // True when all ranks share one host and run collectives through a shared
   // segment (collectives/shm/attach.h says when).
   bool has_shared_memory() const { return shm_ != nullptr; }
+  // True when an all-reduce may take its input in pieces and hand its result
+  // to a sink (CollectiveCall::pieces): on the shared segment, unless a
+  // point-to-point all-reduce is forced.
+  bool takes_pieces() const;
 
   // The algorithm a call of `kind` with `bytes` per rank runs (static string).
   const char* algorithm_for(CollectiveKind kind, size_t bytes) const;
@@ -56,6 +60,8 @@ class Communicator {
   // Runs one call in this thread; throws its failure after recording it.
   void execute_call(const CollectiveCall& call);
   void execute(Operation& op);
+  // The all-reduce algorithm forced by options or DIST_ALLREDUCE_ALGO; empty for AUTO.
+  const std::string& forced_all_reduce() const;
   void worker_loop();
   std::vector<int64_t> exchange_split_keys(int32_t color, int32_t key);
 

@@ -4,9 +4,11 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <string>
 
+#include "collectives/piecewise.h"
 #include "collectives/reduce_kernels.h"
 
 namespace dist {
@@ -195,6 +197,47 @@ class FusionPipeline {
   std::deque<Bucket> in_flight_;
 };
 
+// One replica per worker and every worker on one host: each dtype's tensors
+// go into a single piecewise all-reduce, read where they lie, and each
+// finished part reaches the consumer while it is still in cache. No bucket,
+// no copy into one and out of it, one call instead of one per bucket; an
+// optimizer as consumer updates the weights in the same pass.
+void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<TensorRef>& tensors,
+                      const FusedConsumer& consume) {
+  std::vector<DType> dtypes;
+  for (const TensorRef& t : tensors) {
+    if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
+  }
+  std::vector<Piece> pieces;
+  std::vector<size_t> tensor_of;  // the tensor each piece is
+  for (DType dtype : dtypes) {
+    pieces.clear();
+    tensor_of.clear();
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      if (tensors[i].dtype != dtype) continue;
+      pieces.push_back(Piece{tensors[i].data, static_cast<size_t>(tensors[i].count)});
+      tensor_of.push_back(i);
+    }
+    const PieceList list(pieces.data(), pieces.size(), size_of(dtype));
+    // A consumer that throws is not called again, and the failure waits until
+    // the call is over: the other workers are not left waiting halfway.
+    std::exception_ptr failure;
+    auto to_consumer = [&](size_t first, const void* reduced, size_t count) {
+      if (failure) return;
+      try {
+        list.for_each_span(first, count, [&](size_t piece, size_t offset, size_t at, size_t elements) {
+          consume(FusedSegment{tensor_of[piece], offset, elements, dtype},
+                  static_cast<const unsigned char*>(reduced) + at * size_of(dtype));
+        });
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    };
+    strategy.all_reduce_pieces_across_workers(list, dtype, op, ResultSink(to_consumer));
+    if (failure) std::rethrow_exception(failure);
+  }
+}
+
 }  // namespace
 
 void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
@@ -204,6 +247,10 @@ void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::ve
   }
   check_tensors(strategy, per_replica);
   check_disjoint(per_replica);
+  if (per_replica.size() == 1 && strategy.all_reduces_pieces_across_workers()) {
+    fuse_in_one_call(strategy, op, per_replica[0], consume);
+    return;
+  }
   FusionPipeline pipeline(strategy, op, per_replica, consume);
   pipeline.run();
 }

@@ -95,6 +95,24 @@ void Strategy::all_reduce_across_workers(const TensorRef& buffer, ReduceOp op) {
   comm_->run(in_place_call(CollectiveKind::kAllReduce, buffer, op, -1));
 }
 
+bool Strategy::all_reduces_pieces_across_workers() const { return comm_ && comm_->takes_pieces(); }
+
+void Strategy::all_reduce_pieces_across_workers(const PieceList& pieces, DType dtype, ReduceOp op,
+                                                 const ResultSink& sink) {
+  CollectiveCall call;
+  call.signature.kind = CollectiveKind::kAllReduce;
+  call.signature.dtype = dtype;
+  call.signature.op = op;
+  call.signature.root = -1;
+  call.signature.count = pieces.count();
+  call.pieces = &pieces;
+  call.sink = &sink;
+  if (!all_reduces_pieces_across_workers()) {
+    fail(Status::kInternal, "all_reduce_pieces_across_workers: the workers do not share a segment");
+  }
+  comm_->run(call);
+}
+
 std::shared_ptr<Operation> Strategy::submit_all_reduce_across_workers(const TensorRef& buffer, ReduceOp op) {
   CollectiveCall call = in_place_call(CollectiveKind::kAllReduce, buffer, op, -1);
   if (!comm_) {

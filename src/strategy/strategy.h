@@ -74,6 +74,11 @@ class Strategy {
   void all_reduce_across_workers(const TensorRef& buffer, ReduceOp op);
   std::shared_ptr<Operation> submit_all_reduce_across_workers(const TensorRef& buffer, ReduceOp op);
   void broadcast_from_first_worker(const TensorRef& buffer);
+  // Whether the workers can all-reduce a list of tensors in one call that
+  // hands each finished part to a sink (collectives/piecewise.h): when they
+  // share one host. The all-reduce itself is collective.
+  bool all_reduces_pieces_across_workers() const;
+  void all_reduce_pieces_across_workers(const PieceList& pieces, DType dtype, ReduceOp op, const ResultSink& sink);
 
   ReplicaRendezvous& rendezvous() { return rendezvous_; }
   // The fused all-reduce's buckets (one packed while the others are on the

@@ -271,6 +271,173 @@ static void scenario_reduce(void) {
   leave(strategy);
 }
 
+/* ---- one replica per worker: the whole list in one piecewise all-reduce ------- */
+
+/* Worker w's value of element e of tensor i: small integers, so that sums and
+ * means of two workers are exact in every dtype used. */
+static int32_t batch_value(int32_t w, int i, uint64_t e) { return (int32_t)((e * 7 + (uint64_t)i * 13 + (uint64_t)w * 5) % 101); }
+
+/* Tensors of several dtypes (one piecewise call per dtype), sizes 0, 1, odd,
+ * and more than one shared-memory step, interleaved. */
+enum { kBatchTensors = 9 };
+static const uint64_t kBatchSizes[kBatchTensors] = {0, 1, 7, 70001, 3, 777, 65537, 100003, 2};
+static const dist_dtype_t kBatchTypes[kBatchTensors] = {DIST_DTYPE_I32, DIST_DTYPE_I32, DIST_DTYPE_F64,
+                                                        DIST_DTYPE_I32, DIST_DTYPE_U8,  DIST_DTYPE_F32,
+                                                        DIST_DTYPE_F64, DIST_DTYPE_F32, DIST_DTYPE_I32};
+
+static double batch_element(const dist_buffer_t* b, uint64_t e) {
+  switch (b->dtype) {
+    case DIST_DTYPE_I32: return ((const int32_t*)b->data)[e];
+    case DIST_DTYPE_U8: return ((const uint8_t*)b->data)[e];
+    case DIST_DTYPE_F32: return ((const float*)b->data)[e];
+    default: return ((const double*)b->data)[e];
+  }
+}
+
+static void fill_batch(dist_buffer_t* buffers) {
+  for (int i = 0; i < kBatchTensors; ++i) {
+    const size_t bytes = kBatchSizes[i] * (kBatchTypes[i] == DIST_DTYPE_U8 ? 1 : kBatchTypes[i] == DIST_DTYPE_F64 ? 8 : 4);
+    buffers[i] = buffer_of(malloc(bytes + 1), kBatchSizes[i], kBatchTypes[i]);
+    for (uint64_t e = 0; e < kBatchSizes[i]; ++e) {
+      const int32_t v = batch_value(worker, i, e);
+      switch (kBatchTypes[i]) {
+        case DIST_DTYPE_I32: ((int32_t*)buffers[i].data)[e] = v; break;
+        case DIST_DTYPE_U8: ((uint8_t*)buffers[i].data)[e] = (uint8_t)v; break;
+        case DIST_DTYPE_F32: ((float*)buffers[i].data)[e] = (float)v; break;
+        default: ((double*)buffers[i].data)[e] = v; break;
+      }
+    }
+  }
+}
+
+static void check_batch(const dist_buffer_t* buffers, dist_op_t op, const char* what) {
+  for (int i = 0; i < kBatchTensors; ++i) {
+    const int integer = kBatchTypes[i] == DIST_DTYPE_I32 || kBatchTypes[i] == DIST_DTYPE_U8;
+    for (uint64_t e = 0; e < kBatchSizes[i]; ++e) {
+      double want = 0;
+      for (int32_t w = 0; w < workers; ++w) want += batch_value(w, i, e);
+      if (op == DIST_OP_MEAN) want = integer ? floor(want / workers) : want / workers;
+      const double got = batch_element(&buffers[i], e);
+      if (got != want) {
+        CHECK(0, "%s: tensor %d element %llu = %g, expected %g", what, i, (unsigned long long)e, got, want);
+        break;
+      }
+    }
+    free(buffers[i].data);
+  }
+}
+
+/* Adam on f32 and f64 variables, against the test's own arithmetic in double. */
+enum { kAdamVars = 4, kAdamSteps = 3 };
+static const uint64_t kAdamSizes[kAdamVars] = {1, 7, 70001, 40000};
+static const dist_dtype_t kAdamTypes[kAdamVars] = {DIST_DTYPE_F32, DIST_DTYPE_F32, DIST_DTYPE_F32, DIST_DTYPE_F64};
+
+static double adam_gradient(int32_t w, int i, uint64_t e, int step) { return cos((double)(e * 3 + (uint64_t)(w + step + i))); }
+
+static void train_adam(dist_strategy_t* strategy) {
+  dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
+  opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
+  opt.kind = DIST_OPTIMIZER_ADAM;
+  opt.learning_rate = 0.05;
+  dist_optimizer_t* optimizer = NULL;
+  MUST(dist_optimizer_create(&opt, &optimizer));
+  dist_variable_t* vars[kAdamVars];
+  dist_buffer_t grads[kAdamVars];
+  double* reference[kAdamVars];
+  double* m[kAdamVars];
+  double* v[kAdamVars];
+  for (int i = 0; i < kAdamVars; ++i) {
+    const size_t element = kAdamTypes[i] == DIST_DTYPE_F32 ? 4 : 8;
+    void* initial = malloc(kAdamSizes[i] * element);
+    reference[i] = malloc(kAdamSizes[i] * sizeof(double));
+    m[i] = calloc(kAdamSizes[i], sizeof(double));
+    v[i] = calloc(kAdamSizes[i], sizeof(double));
+    for (uint64_t e = 0; e < kAdamSizes[i]; ++e) {
+      const double x = sin((double)(e + 1) * (i + 1));
+      if (element == 4) reference[i][e] = ((float*)initial)[e] = (float)x;
+      else reference[i][e] = ((double*)initial)[e] = x;
+    }
+    int64_t shape[1] = {(int64_t)kAdamSizes[i]};
+    dist_variable_options_t vo = DIST_VARIABLE_OPTIONS_INIT;
+    vo.field_mask = DIST_VARIABLE_OPT_DTYPE | DIST_VARIABLE_OPT_SHAPE | DIST_VARIABLE_OPT_INITIAL_VALUE;
+    vo.dtype = kAdamTypes[i];
+    vo.shape = shape;
+    vo.rank = 1;
+    vo.initial_value = initial;
+    MUST(dist_variable_create(strategy, &vo, &vars[i]));
+    free(initial);
+    grads[i] = buffer_of(malloc(kAdamSizes[i] * element), kAdamSizes[i], kAdamTypes[i]);
+  }
+  for (int step = 1; step <= kAdamSteps; ++step) {
+    const double lr = 0.05 * sqrt(1 - pow(0.999, step)) / (1 - pow(0.9, step));
+    for (int i = 0; i < kAdamVars; ++i) {
+      for (uint64_t e = 0; e < kAdamSizes[i]; ++e) {
+        const double g = adam_gradient(worker, i, e, step);
+        if (kAdamTypes[i] == DIST_DTYPE_F32) ((float*)grads[i].data)[e] = (float)g;
+        else ((double*)grads[i].data)[e] = g;
+        double mean = 0;
+        for (int32_t w = 0; w < workers; ++w) {
+          mean += kAdamTypes[i] == DIST_DTYPE_F32 ? (double)(float)adam_gradient(w, i, e, step) : adam_gradient(w, i, e, step);
+        }
+        mean /= workers;
+        m[i][e] = 0.9 * m[i][e] + 0.1 * mean;
+        v[i][e] = 0.999 * v[i][e] + 0.001 * mean * mean;
+        reference[i][e] -= lr * m[i][e] / (sqrt(v[i][e]) + 1e-7);
+      }
+    }
+    MUST(dist_strategy_apply_gradients(strategy, vars, grads, kAdamVars, optimizer));
+  }
+  /* The test compares these bytes across workers and across paths. */
+  uint64_t hash = 1469598103934665603ull;
+  for (int i = 0; i < kAdamVars; ++i) {
+    const size_t element = kAdamTypes[i] == DIST_DTYPE_F32 ? 4 : 8;
+    unsigned char* got = malloc(kAdamSizes[i] * element);
+    dist_buffer_t b = buffer_of(got, kAdamSizes[i], kAdamTypes[i]);
+    MUST(dist_variable_read(vars[i], NULL, &b));
+    for (uint64_t e = 0; e < kAdamSizes[i]; ++e) {
+      const double x = element == 4 ? ((float*)got)[e] : ((double*)got)[e];
+      if (fabs(x - reference[i][e]) > 1e-5) {
+        CHECK(0, "Adam var %d element %llu: %.9g, expected %.9g", i, (unsigned long long)e, x, reference[i][e]);
+        break;
+      }
+    }
+    for (size_t k = 0; k < kAdamSizes[i] * element; ++k) hash = (hash ^ got[k]) * 1099511628211ull;
+    free(got);
+    free(grads[i].data);
+    free(reference[i]);
+    free(m[i]);
+    free(v[i]);
+    dist_variable_destroy(vars[i]);
+  }
+  printf("adam weights %016llx\n", (unsigned long long)hash);
+  fflush(stdout);
+  dist_optimizer_destroy(optimizer);
+}
+
+/* communication "auto" takes the one-call path on one host, "ring" the
+ * bucketed one; both must give the same results. */
+static void scenario_one_replica(const char* communication) {
+  const int ring = communication != NULL && strcmp(communication, "ring") == 0;
+  dist_strategy_t* strategy = join(1, 30, ring ? DIST_COMMUNICATION_RING : DIST_COMMUNICATION_AUTO);
+  if (strategy == NULL) exit(2);
+  dist_buffer_t buffers[kBatchTensors];
+  fill_batch(buffers);
+  MUST(dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, buffers, kBatchTensors));
+  check_batch(buffers, DIST_OP_SUM, "SUM");
+  fill_batch(buffers);
+  MUST(dist_strategy_batch_all_reduce(strategy, DIST_OP_MEAN, buffers, kBatchTensors));
+  check_batch(buffers, DIST_OP_MEAN, "MEAN");
+  /* Bad input is refused on every worker before anything moves, and the
+   * strategy still works afterwards. */
+  int32_t one = 1;
+  dist_buffer_t twice[2] = {buffer_of(&one, 1, DIST_DTYPE_I32), buffer_of(&one, 1, DIST_DTYPE_I32)};
+  const dist_status_t status = dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, twice, 2);
+  CHECK(status == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "overlaps"), "aliased tensors: %s %s",
+        dist_status_string(status), dist_last_error());
+  train_adam(strategy);
+  leave(strategy);
+}
+
 /* ---- training: weights identical across workers ------------------------------- */
 
 static void scenario_train(void) {
@@ -335,7 +502,7 @@ static void scenario_mismatch(void) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: strategy_worker variables|reduce|train|replica_error|mismatch\n");
+    fprintf(stderr, "usage: strategy_worker variables|reduce|train|replica_error|mismatch|one_replica [auto|ring]\n");
     return 2;
   }
   if (strcmp(argv[1], "variables") == 0) scenario_variables();
@@ -343,6 +510,7 @@ int main(int argc, char** argv) {
   else if (strcmp(argv[1], "train") == 0) scenario_train();
   else if (strcmp(argv[1], "replica_error") == 0) scenario_replica_error();
   else if (strcmp(argv[1], "mismatch") == 0) scenario_mismatch();
+  else if (strcmp(argv[1], "one_replica") == 0) scenario_one_replica(argc > 2 ? argv[2] : NULL);
   else {
     fprintf(stderr, "unknown scenario %s\n", argv[1]);
     return 2;

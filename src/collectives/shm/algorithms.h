@@ -13,6 +13,7 @@
 #include <cstddef>
 
 #include "base/dtype.h"
+#include "collectives/piecewise.h"
 #include "collectives/reduce_op.h"
 #include "collectives/shm/group.h"
 
@@ -25,6 +26,9 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
 // slices: two announcements per step, and the least memory traffic
 // (allreduce_split.cc counts it). Best from a few KiB on.
 void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
+// The same with its input in pieces and its result handed to `sink` part by
+// part (piecewise.h); every part lies within one slot.
+void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op);
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root);
 void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root);
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype);

@@ -1,6 +1,5 @@
 #include <algorithm>
-#include <cstring>
-#include <vector>
+#include <exception>
 
 #include "collectives/algorithms/block_layout.h"
 #include "collectives/reduce_kernels.h"
@@ -12,51 +11,58 @@ namespace dist {
 // Per step, with the chunk cut into n slices and rank r owning slice r:
 //   1. each rank copies into its slot only the slices the others own (for the
 //      next step already while it waits for the others in step 2);
-//   2. rank r combines slice r of everyone (its own straight from its input),
-//      writes the result to its output and to its slot;
-//   3. each rank copies the other slices' results from their owners' slots.
+//   2. rank r combines slice r of everyone (its own straight from its input)
+//      into its slot and hands it to the sink;
+//   3. each rank hands the other slices' results to the sink straight from
+//      their owners' slots.
 // Per rank and element that is about 4 bytes of memory traffic per byte of
-// message (copy in (n-1)/n, combine, copy out (n-1)/n), against 5 for a
-// direct combine of whole slots, and only (n-1)/n of it crosses cores.
-void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
+// message (copy in (n-1)/n, combine, copy out (n-1)/n, with a sink that
+// copies), against 5 for a direct combine of whole slots, and only (n-1)/n of
+// it crosses cores.
+void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op) {
   const size_t element = size_of(dtype);
   const size_t per_step = group.slot_bytes() / element;
+  const size_t count = input.count();
   const int n = group.size();
   const int me = group.rank();
   const void* inputs[kShmMaxRanks];
-  auto* out = static_cast<unsigned char*>(recv);
-  const auto* in = static_cast<const unsigned char*>(send);
-  // A large result goes to memory with streaming stores, through a cached slice.
-  const bool streamed = count * element >= kStreamStoreMinBytes;
-  std::vector<unsigned char> scratch(streamed ? BlockLayout(per_step, n).largest() * element : 0);
+  // A sink that throws must not leave the others waiting halfway through the
+  // call: the call runs to its end and the first failure is rethrown then.
+  std::exception_ptr sink_failure;
+  auto deliver = [&](size_t first, const unsigned char* reduced, size_t elements) {
+    if (sink_failure || elements == 0) return;
+    try {
+      sink(first, reduced, elements);
+    } catch (...) {
+      sink_failure = std::current_exception();
+    }
+  };
   // Copies into `slot` the slices of the chunk at `first` that the others combine.
   auto copy_in = [&](unsigned char* slot, size_t first) {
     const size_t elements = std::min(per_step, count - first);
     const BlockLayout slices(elements, n);
     for (int r = 0; r < n; ++r) {
       if (r == me) continue;
-      const size_t at = slices.offset(r) * element;
-      copy_chunk(slot + at, in + (first + slices.offset(r)) * element, slices.size(r) * element);
+      unsigned char* into = slot + slices.offset(r) * element;
+      input.for_each_part(first + slices.offset(r), slices.size(r), [&](const unsigned char* data, size_t at, size_t k) {
+        copy_chunk(into + at * element, data, k * element);
+      });
     }
   };
   copy_in(group.my_slot(), 0);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const BlockLayout slices(elements, n);
-    const unsigned char* chunk_in = in + first * element;
-    unsigned char* chunk_out = out + first * element;
     unsigned char* slot = group.my_slot();
     group.arrive_and_wait();
 
     const size_t mine = slices.offset(me) * element;
-    const size_t mine_bytes = slices.size(me) * element;
-    for (int r = 0; r < n; ++r) inputs[r] = r == me ? chunk_in + mine : group.slot(r) + mine;
-    // In place, the own slice of the input is the output: reduce_many allows that.
-    unsigned char* result = streamed ? scratch.data() : chunk_out + mine;
-    reduce_many(result, inputs, static_cast<size_t>(n), slices.size(me), dtype, op);
-    if (op == ReduceOp::MEAN) finalize_mean(result, slices.size(me), dtype, n);
-    copy_chunk(slot + mine, result, mine_bytes);
-    if (streamed) stream_store(chunk_out + mine, result, mine_bytes);
+    input.for_each_part(first + slices.offset(me), slices.size(me), [&](const unsigned char* data, size_t at, size_t k) {
+      for (int r = 0; r < n; ++r) inputs[r] = r == me ? data : group.slot(r) + mine + at * element;
+      reduce_many(slot + mine + at * element, inputs, static_cast<size_t>(n), k, dtype, op);
+    });
+    if (op == ReduceOp::MEAN) finalize_mean(slot + mine, slices.size(me), dtype, n);
     group.publish_reduced();
+    deliver(first + slices.offset(me), slot + mine, slices.size(me));
     // While the others finish combining, read the next step's input: the
     // memory traffic overlaps the wait instead of following it.
     if (first + elements < count) copy_in(group.my_next_slot(), first + elements);
@@ -64,14 +70,27 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
 
     for (int r = 0; r < n; ++r) {
       if (r == me) continue;
-      const size_t at = slices.offset(r) * element;
-      if (streamed) {
-        stream_store(chunk_out + at, group.slot(r) + at, slices.size(r) * element);
-      } else {
-        copy_chunk(chunk_out + at, group.slot(r) + at, slices.size(r) * element);
-      }
+      deliver(first + slices.offset(r), group.slot(r) + slices.offset(r) * element, slices.size(r));
     }
   });
+  if (sink_failure) std::rethrow_exception(sink_failure);
+}
+
+void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
+  const size_t element = size_of(dtype);
+  const Piece whole{send, count};
+  const PieceList input(&whole, 1, element);
+  auto* out = static_cast<unsigned char*>(recv);
+  // A large result goes to memory with streaming stores.
+  const bool streamed = count * element >= kStreamStoreMinBytes;
+  auto write_out = [out, element, streamed](size_t first, const void* reduced, size_t elements) {
+    if (streamed) {
+      stream_store(out + first * element, reduced, elements * element);
+    } else {
+      copy_chunk(out + first * element, reduced, elements * element);
+    }
+  };
+  shm_allreduce_split(group, input, ResultSink(write_out), dtype, op);
 }
 
 }  // namespace dist

@@ -37,7 +37,9 @@ void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t se
   const size_t count = static_cast<size_t>(s.count);
   switch (s.kind) {
     case CollectiveKind::kAllReduce:
-      if (use_direct(count * size_of(s.dtype), all_reduce)) {
+      if (call.pieces != nullptr) {
+        shm_allreduce_split(group, *call.pieces, *call.sink, s.dtype, s.op);
+      } else if (use_direct(count * size_of(s.dtype), all_reduce)) {
         shm_allreduce_direct(group, call.send, call.recv, count, s.dtype, s.op);
       } else {
         shm_allreduce_split(group, call.send, call.recv, count, s.dtype, s.op);

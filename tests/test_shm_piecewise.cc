@@ -1,0 +1,226 @@
+// The piecewise all-reduce (collectives/piecewise.h) on the shared-memory
+// path, with the ranks as threads of this process mapping one real segment:
+// pieces cut anywhere (empty ones included) against references computed here,
+// every element handed over exactly once and each part within one slot, MEAN,
+// several rank counts, and a sink that throws on one rank, which must not
+// leave the others waiting. Plus PieceList's addressing on its own.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collectives/piecewise.h"
+#include "collectives/shm/algorithms.h"
+#include "collectives/shm/group.h"
+#include "collectives/shm/segment.h"
+#include "internal_test_support.h"
+
+namespace {
+
+using dist::DType;
+using dist::Piece;
+using dist::PieceList;
+using dist::ReduceOp;
+
+constexpr size_t kSlotBytes = 4096;  // many steps for small inputs
+
+// ---- PieceList on its own --------------------------------------------------------
+
+struct Span {
+  size_t piece, offset, at, elements;
+};
+
+std::vector<Span> spans_of(const PieceList& list, size_t first, size_t count) {
+  std::vector<Span> spans;
+  list.for_each_span(first, count, [&](size_t piece, size_t offset, size_t at, size_t elements) {
+    spans.push_back(Span{piece, offset, at, elements});
+  });
+  return spans;
+}
+
+void test_piece_list_addressing(void** state) {
+  (void)state;
+  std::vector<int32_t> a(3), b(5);
+  // Empty pieces at the front, in the middle and at the end.
+  const Piece pieces[] = {{nullptr, 0}, {a.data(), 3}, {nullptr, 0}, {nullptr, 0}, {b.data(), 5}, {nullptr, 0}};
+  const PieceList list(pieces, 6, sizeof(int32_t));
+  assert_int_equal(list.count(), 8);
+
+  std::vector<Span> all = spans_of(list, 0, 8);
+  assert_int_equal(all.size(), 2);
+  assert_true(all[0].piece == 1 && all[0].offset == 0 && all[0].at == 0 && all[0].elements == 3);
+  assert_true(all[1].piece == 4 && all[1].offset == 0 && all[1].at == 3 && all[1].elements == 5);
+
+  // A range starting exactly at a piece boundary skips the empty pieces there.
+  std::vector<Span> tail = spans_of(list, 3, 2);
+  assert_int_equal(tail.size(), 1);
+  assert_true(tail[0].piece == 4 && tail[0].offset == 0 && tail[0].at == 0 && tail[0].elements == 2);
+
+  // Straddling the boundary.
+  std::vector<Span> across = spans_of(list, 2, 3);
+  assert_int_equal(across.size(), 2);
+  assert_true(across[0].piece == 1 && across[0].offset == 2 && across[0].elements == 1);
+  assert_true(across[1].piece == 4 && across[1].offset == 0 && across[1].at == 1 && across[1].elements == 2);
+
+  // for_each_part gives the element's address.
+  list.for_each_part(4, 1, [&](const unsigned char* data, size_t at, size_t elements) {
+    assert_ptr_equal(data, reinterpret_cast<const unsigned char*>(b.data() + 1));
+    assert_int_equal(at, 0);
+    assert_int_equal(elements, 1);
+  });
+  assert_int_equal(spans_of(list, 8, 0).size(), 0);
+
+  // One piece, and no pieces at all.
+  const PieceList one(&pieces[4], 1, sizeof(int32_t));
+  std::vector<Span> middle = spans_of(one, 1, 3);
+  assert_true(middle.size() == 1 && middle[0].offset == 1 && middle[0].elements == 3);
+  const PieceList none(pieces, 0, sizeof(int32_t));
+  assert_int_equal(none.count(), 0);
+  assert_int_equal(spans_of(none, 0, 0).size(), 0);
+}
+
+// ---- the all-reduce, one thread per rank ----------------------------------------
+
+// Rank r's element i of the concatenated input: small integers, so that sums
+// and means are exact in double.
+double input_value(int rank, size_t i) { return static_cast<double>((i * 7 + static_cast<size_t>(rank) * 3) % 23); }
+
+struct Delivered {
+  std::vector<double> value;
+  std::vector<int> times;
+  size_t largest_part = 0;
+};
+
+// Runs one piecewise all-reduce of `sizes` (pieces of f64) on `n` threads.
+// `throwing_rank`'s sink throws on its third part (-1: none). Returns what
+// each rank received and what each rank's call threw.
+struct RunResult {
+  std::vector<Delivered> delivered;
+  std::vector<std::string> errors;
+};
+
+RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, int throwing_rank) {
+  const std::string name = "/dist-test-piecewise-" + std::to_string(getpid()) + "-" + std::to_string(n);
+  std::vector<dist::ShmSegment> segments;
+  segments.push_back(dist::ShmSegment::create(name, n, kSlotBytes));
+  for (int r = 1; r < n; ++r) segments.push_back(dist::ShmSegment::open(name, n));
+  dist::ShmSegment::unlink(name);
+
+  size_t total = 0;
+  for (size_t s : sizes) total += s;
+  RunResult result;
+  result.delivered.resize(static_cast<size_t>(n));
+  result.errors.resize(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  std::vector<std::string> names;
+  for (int r = 0; r < n; ++r) names.push_back("rank " + std::to_string(r));
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      // Each piece in its own allocation, as a model's tensors are.
+      std::vector<std::vector<double>> storage;
+      std::vector<Piece> pieces;
+      size_t position = 0;
+      for (size_t s : sizes) {
+        storage.emplace_back(s);
+        for (size_t k = 0; k < s; ++k) storage.back()[k] = input_value(r, position + k);
+        position += s;
+      }
+      for (auto& piece : storage) pieces.push_back(Piece{piece.data(), piece.size()});
+      const PieceList list(pieces.data(), pieces.size(), sizeof(double));
+      Delivered& mine = result.delivered[static_cast<size_t>(r)];
+      mine.value.assign(total, -1);
+      mine.times.assign(total, 0);
+      int parts = 0;
+      auto record = [&](size_t first, const void* reduced, size_t count) {
+        if (r == throwing_rank && ++parts == 3) throw std::runtime_error("sink failed on purpose");
+        const auto* values = static_cast<const double*>(reduced);
+        for (size_t k = 0; k < count; ++k) {
+          mine.value[first + k] = values[k];
+          ++mine.times[first + k];
+        }
+        mine.largest_part = std::max(mine.largest_part, count * sizeof(double));
+      };
+      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names,
+                           std::make_shared<dist::FailureFlag>());
+      dist::CallSignature signature;
+      signature.kind = dist::CollectiveKind::kAllReduce;
+      signature.dtype = DType::F64;
+      signature.op = op;
+      signature.count = total;
+      try {
+        group.begin(signature, 1, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+        dist::shm_allreduce_split(group, list, dist::ResultSink(record), DType::F64, op);
+      } catch (const std::exception& e) {
+        result.errors[static_cast<size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return result;
+}
+
+void check_against_reference(const RunResult& run, int n, size_t total, ReduceOp op, int skip_rank) {
+  for (int r = 0; r < n; ++r) {
+    if (r == skip_rank) continue;
+    const Delivered& d = run.delivered[static_cast<size_t>(r)];
+    if (!run.errors[static_cast<size_t>(r)].empty()) fail_msg("rank %d: %s", r, run.errors[r].c_str());
+    if (d.largest_part > kSlotBytes) fail_msg("rank %d got a part of %zu bytes", r, d.largest_part);
+    for (size_t i = 0; i < total; ++i) {
+      double want = 0;
+      for (int q = 0; q < n; ++q) want += input_value(q, i);
+      if (op == ReduceOp::MEAN) want /= n;
+      if (d.times[i] != 1 || d.value[i] != want) {
+        fail_msg("%d ranks, rank %d, element %zu of %zu: delivered %d times, %g, expected %g once", n, r, i, total,
+                 d.times[i], d.value[i], want);
+      }
+    }
+  }
+}
+
+void test_piecewise_sum_and_mean(void** state) {
+  (void)state;
+  // 512 doubles fill one slot: pieces cross steps and slices anywhere.
+  const std::vector<std::vector<size_t>> layouts = {
+      {0},                           // nothing at all
+      {1},                           // one element
+      {0, 7, 0, 1, 511, 0, 2, 1025},  // empty pieces between odd ones
+      {3000},                        // one piece over several steps
+      {513, 0, 100, 4099, 0},        // a few steps, ending on an empty piece
+  };
+  for (int n = 2; n <= 4; ++n) {
+    for (const auto& sizes : layouts) {
+      size_t total = 0;
+      for (size_t s : sizes) total += s;
+      for (ReduceOp op : {ReduceOp::SUM, ReduceOp::MEAN}) {
+        check_against_reference(run_piecewise(n, sizes, op, -1), n, total, op, -1);
+      }
+    }
+  }
+}
+
+void test_piecewise_sink_failure_finishes_the_call(void** state) {
+  (void)state;
+  const std::vector<size_t> sizes = {700, 0, 2100};
+  const RunResult run = run_piecewise(3, sizes, ReduceOp::SUM, 1);
+  // The failing rank reports its sink's error after the call has ended...
+  assert_string_equal(run.errors[1].c_str(), "sink failed on purpose");
+  // ...and the others got every element, as if nothing had happened.
+  check_against_reference(run, 3, 2800, ReduceOp::SUM, 1);
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_piece_list_addressing),
+      cmocka_unit_test(test_piecewise_sum_and_mean),
+      cmocka_unit_test(test_piecewise_sink_failure_finishes_the_call),
+  };
+  return cmocka_run_group_tests_name("shm_piecewise", tests, nullptr, nullptr);
+}
