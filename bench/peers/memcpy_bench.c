@@ -1,66 +1,189 @@
-/* The memory-bandwidth ceiling: one thread copying between two buffers, timed
- * like the collectives (peer_measure with one rank). bytes is the copy size;
- * algbw = busbw = bytes copied per second (the memory system moves about
- * twice that: every byte is read once and written once). */
+/* The memory-bandwidth ceilings, timed like the collectives (peer_measure):
+ *
+ *   memcpy_bench [--procs N] [--stream] <peer options>
+ *
+ * Each of N processes (default 1) copies `bytes` between two buffers of its
+ * own, all at once, in lock step (a process-shared barrier before each
+ * sample); the time is the slowest process's. --stream copies with
+ * non-temporal stores, as the shared-memory all-reduce writes large results;
+ * without it, glibc's memcpy. algbw = busbw = bytes copied per second by one
+ * process (the memory system moves about twice that per process: every byte
+ * is read once and written once).
+ *
+ * Why N processes: an all-reduce of N ranks on one host must at least read
+ * each rank's input and write each rank's output, all ranks at the same
+ * time -- exactly N concurrent copies. Their rate bounds any all-reduce's
+ * bus bandwidth on this machine (for 2 ranks busbw = algbw). */
+#define _GNU_SOURCE
+#include <emmintrin.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "peer_csv.h"
 #include "peer_measure.h"
 #include "peer_options.h"
 
+enum { kMaxProcs = 8, kMaxValues = 64 };
+
+/* Shared by the processes: the barrier and each one's values for the max. */
 typedef struct {
+  pthread_barrier_t barrier;
+  double values[kMaxProcs][kMaxValues];
+} shared_t;
+
+typedef struct {
+  shared_t* shared;
+  int procs;
+  int me;
+  int stream;
   char* src;
   char* dst;
   size_t bytes;
 } copy_t;
 
+/* Copies with 16-byte non-temporal stores; bytes is a multiple of 64. */
+static void stream_copy(char* dst, const char* src, size_t bytes) {
+  for (size_t i = 0; i < bytes; i += 64) {
+    const __m128i a = _mm_load_si128((const __m128i*)(src + i));
+    const __m128i b = _mm_load_si128((const __m128i*)(src + i + 16));
+    const __m128i c = _mm_load_si128((const __m128i*)(src + i + 32));
+    const __m128i d = _mm_load_si128((const __m128i*)(src + i + 48));
+    _mm_stream_si128((__m128i*)(dst + i), a);
+    _mm_stream_si128((__m128i*)(dst + i + 16), b);
+    _mm_stream_si128((__m128i*)(dst + i + 32), c);
+    _mm_stream_si128((__m128i*)(dst + i + 48), d);
+  }
+  _mm_sfence();
+}
+
 static void run_copy(void* self) {
   copy_t* c = self;
-  memcpy(c->dst, c->src, c->bytes);
+  if (c->stream) {
+    stream_copy(c->dst, c->src, c->bytes);
+  } else {
+    memcpy(c->dst, c->src, c->bytes);
+  }
   /* Keeps the compiler from treating repeated copies as dead. */
   __asm__ volatile("" : : "r"(c->dst) : "memory");
 }
 
-static void no_barrier(void* self) { (void)self; }
-
-static void one_rank_max(void* self, double* v, size_t n) {
-  (void)self;
-  (void)v;
-  (void)n;
+static void barrier(void* self) {
+  copy_t* c = self;
+  if (c->procs > 1) pthread_barrier_wait(&c->shared->barrier);
 }
 
-int main(int argc, char** argv) {
-  peer_options_t opts;
-  if (!peer_options_parse(argc, argv, "1thread", &opts)) return 2;
-  if (opts.header) peer_csv_header(stdout);
-  for (int s = 0; s < opts.num_sizes; s++) {
-    const size_t bytes = opts.sizes[s];
+static void max_over_procs(void* self, double* v, size_t n) {
+  copy_t* c = self;
+  if (c->procs == 1) return;
+  memcpy(c->shared->values[c->me], v, n * sizeof *v);
+  barrier(self);
+  for (int p = 0; p < c->procs; p++)
+    for (size_t i = 0; i < n; i++)
+      if (c->shared->values[p][i] > v[i]) v[i] = c->shared->values[p][i];
+  /* Nobody overwrites its row for the next call before everyone has read. */
+  barrier(self);
+}
+
+/* One process's whole run; process 0 prints the rows. */
+static int measure_all(const peer_options_t* opts, copy_t* c) {
+  char variant[160];
+  snprintf(variant, sizeof variant, "%s/%dproc%s", c->stream ? "stream" : "memcpy", c->procs,
+           c->procs > 1 ? "s" : "");
+  for (int s = 0; s < opts->num_sizes; s++) {
+    /* Whole 64-byte lines for the stream copy. */
+    const size_t bytes = c->stream ? (opts->sizes[s] + 63) & ~(size_t)63 : opts->sizes[s];
     const size_t alloc = (bytes + 4095) & ~(size_t)4095;
-    copy_t c = {aligned_alloc(4096, alloc), aligned_alloc(4096, alloc), bytes};
-    if (!c.src || !c.dst) {
+    c->src = aligned_alloc(4096, alloc);
+    c->dst = aligned_alloc(4096, alloc);
+    c->bytes = bytes;
+    if (!c->src || !c->dst) {
       fprintf(stderr, "memcpy_bench: out of memory for %zu B\n", bytes);
       return 1;
     }
-    memset(c.src, 1, bytes);
-    memset(c.dst, 0, bytes);
-    run_copy(&c);
-    if (memcmp(c.src, c.dst, bytes) != 0) {
+    memset(c->src, 1 + c->me, bytes);
+    memset(c->dst, 0, bytes);
+    run_copy(c);
+    if (memcmp(c->src, c->dst, bytes) != 0) {
       fprintf(stderr, "memcpy_bench: copy of %zu B differs\n", bytes);
       return 1;
     }
-    peer_ops_t ops = {&c, run_copy, no_barrier, one_rank_max};
-    peer_timing_t t = peer_measure(&ops, opts.budget_s, opts.max_call_s);
+    peer_ops_t ops = {c, run_copy, barrier, max_over_procs};
+    peer_timing_t t = peer_measure(&ops, opts->budget_s, opts->max_call_s);
     if (t.iters == 0) {
       fprintf(stderr, "memcpy_bench: a copy of %zu B took %.2f s\n", bytes, t.first_s);
       return 1;
     }
-    char variant[128];
-    snprintf(variant, sizeof variant, "memcpy/%s", opts.variant);
-    peer_csv_row(stdout, "memcpy", variant, 1, bytes, t.iters, t.median_s, 1.0);
-    free(c.src);
-    free(c.dst);
+    if (c->me == 0) peer_csv_row(stdout, "memcpy", variant, c->procs, bytes, t.iters, t.median_s, 1.0);
+    free(c->src);
+    free(c->dst);
   }
+  fflush(stdout);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  /* Takes --procs and --stream out; the rest are the peer options. */
+  int procs = 1, stream = 0, rest = 0;
+  char** peer_argv = calloc((size_t)argc + 1, sizeof *peer_argv);
+  if (peer_argv == NULL) return 1;
+  for (int i = 0; i < argc; i++) {
+    if (i > 0 && strcmp(argv[i], "--stream") == 0) {
+      stream = 1;
+    } else if (i > 0 && strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
+      procs = atoi(argv[++i]);
+      if (procs < 1 || procs > kMaxProcs) {
+        fprintf(stderr, "memcpy_bench: --procs %s is not between 1 and %d\n", argv[i], kMaxProcs);
+        return 2;
+      }
+    } else {
+      peer_argv[rest++] = argv[i];
+    }
+  }
+  peer_options_t opts;
+  if (!peer_options_parse(rest, peer_argv, "1thread", &opts)) return 2;
+  if (opts.header) peer_csv_header(stdout);
+
+  shared_t* shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) {
+    perror("memcpy_bench: mmap");
+    return 1;
+  }
+  pthread_barrierattr_t attr;
+  pthread_barrierattr_init(&attr);
+  pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+  if (pthread_barrier_init(&shared->barrier, &attr, (unsigned)procs) != 0) {
+    fprintf(stderr, "memcpy_bench: cannot make a process-shared barrier\n");
+    return 1;
+  }
+  pid_t children[kMaxProcs];
+  for (int p = 1; p < procs; p++) {
+    children[p] = fork();
+    if (children[p] < 0) {
+      perror("memcpy_bench: fork");
+      for (int q = 1; q < p; q++) kill(children[q], SIGKILL);
+      return 1;
+    }
+    if (children[p] == 0) {
+      copy_t c = {shared, procs, p, stream, NULL, NULL, 0};
+      _exit(measure_all(&opts, &c));
+    }
+  }
+  copy_t c = {shared, procs, 0, stream, NULL, NULL, 0};
+  int status = measure_all(&opts, &c);
+  /* A process that failed leaves the others at the barrier: end them. */
+  for (int p = 1; p < procs; p++) {
+    if (status != 0) kill(children[p], SIGKILL);
+    int child_status = 0;
+    if (waitpid(children[p], &child_status, 0) < 0 || !WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) {
+      status = 1;
+    }
+  }
+  return status;
 }
