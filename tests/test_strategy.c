@@ -497,6 +497,56 @@ static void test_apply_gradients_matches_reference(void** state) {
   }
 }
 
+/* SGD's step is exactly w - lr * (sum / replicas) in float, bit for bit, for
+ * a replica count that is a power of two (where the library multiplies by the
+ * exact reciprocal instead of dividing) and one that is not. */
+static void test_apply_gradients_mean_is_exact(void** state) {
+  (void)state;
+  enum { kCount = 1001 };
+  const int counts[2] = {3, 4};
+  for (int c = 0; c < 2; ++c) {
+    const int n = counts[c];
+    dist_strategy_t* strategy = create_strategy(DIST_STRATEGY_MIRRORED, n, 0, 0);
+    dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
+    opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
+    opt.kind = DIST_OPTIMIZER_SGD;
+    opt.learning_rate = 0.1;
+    dist_optimizer_t* optimizer = NULL;
+    assert_dist_ok(dist_optimizer_create(&opt, &optimizer));
+    static float initial[kCount], grads[4][kCount], want[kCount], got[kCount];
+    dist_buffer_t grad_buffers[4];
+    for (int e = 0; e < kCount; ++e) {
+      initial[e] = (float)sin(e * 0.7);
+      float sum = 0;
+      for (int r = 0; r < n; ++r) {
+        grads[r][e] = (float)cos(e * 1.3 + r) / 3.0f;
+        sum = r == 0 ? grads[r][e] : sum + grads[r][e]; /* in replica order, as reduce_many */
+      }
+      want[e] = initial[e] - 0.1f * (sum / (float)n);
+    }
+    for (int r = 0; r < n; ++r) grad_buffers[r] = buffer_of(grads[r], kCount, DIST_DTYPE_F32);
+    int64_t shape[1] = {kCount};
+    dist_variable_options_t vo = DIST_VARIABLE_OPTIONS_INIT;
+    vo.field_mask = DIST_VARIABLE_OPT_SHAPE | DIST_VARIABLE_OPT_INITIAL_VALUE;
+    vo.shape = shape;
+    vo.rank = 1;
+    vo.initial_value = initial;
+    dist_variable_t* v = NULL;
+    assert_dist_ok(dist_variable_create(strategy, &vo, &v));
+    assert_dist_ok(dist_strategy_apply_gradients(strategy, &v, grad_buffers, 1, optimizer));
+    dist_buffer_t out = buffer_of(got, kCount, DIST_DTYPE_F32);
+    assert_dist_ok(dist_variable_read(v, NULL, &out));
+    for (int e = 0; e < kCount; ++e) {
+      if (memcmp(&got[e], &want[e], sizeof(float)) != 0) {
+        fail_msg("%d replicas, element %d: %.9g, expected %.9g", n, e, got[e], want[e]);
+      }
+    }
+    dist_variable_destroy(v);
+    dist_optimizer_destroy(optimizer);
+    dist_strategy_destroy(strategy);
+  }
+}
+
 static void test_apply_gradients_arguments(void** state) {
   (void)state;
   dist_strategy_t* strategy = make_strategy(DIST_STRATEGY_MIRRORED, 2);
@@ -719,6 +769,7 @@ int main(void) {
       cmocka_unit_test(test_fused_equals_unfused),
       cmocka_unit_test(test_fused_mixed_dtypes),
       cmocka_unit_test(test_apply_gradients_matches_reference),
+      cmocka_unit_test(test_apply_gradients_mean_is_exact),
       cmocka_unit_test(test_apply_gradients_arguments),
       cmocka_unit_test(test_input_context),
       cmocka_unit_test(test_strategy_switch_keeps_training_code),

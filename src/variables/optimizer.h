@@ -53,8 +53,11 @@ class Optimizer {
     std::vector<unsigned char> first;   // momentum velocity / Adam m / Adagrad accumulator
     std::vector<unsigned char> second;  // Adam v
   };
+  // `mean` turns a gradient sum into the mean gradient.
+  template <typename T, typename Mean>
+  void apply_typed(T* value, const T* gradient_sum, Mean mean, uint64_t count, Slots& slots, uint64_t offset);
   template <typename T>
-  void apply_typed(T* value, const T* gradient_sum, T divisor, uint64_t count, Slots& slots, uint64_t offset);
+  void apply_mean(T* value, const T* gradient_sum, int64_t divisor, uint64_t count, Slots& slots, uint64_t offset);
   Slots& slots_of(const Variable& variable);
   // Adagrad's accumulators start at initial_accumulator_value, not zero.
   void fill_accumulators(std::vector<unsigned char>& slot, DType dtype) const;
