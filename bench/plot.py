@@ -29,15 +29,16 @@ def human(nbytes):
 
 def load(path):
     variants = defaultdict(dict)  # (impl, variant) -> {bytes: row}
-    references = {}
+    references = {}  # (impl, variant) -> its row of the largest size
     nprocs = set()
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             impl, variant = row["impl"], row["variant"]
             if impl in REFERENCES:
                 # The largest size is the ceiling for large messages.
-                if impl not in references or int(row["bytes"]) > int(references[impl]["bytes"]):
-                    references[impl] = row
+                key = (impl, variant)
+                if key not in references or int(row["bytes"]) > int(references[key]["bytes"]):
+                    references[key] = row
                 continue
             collective = variant.split("/", 1)[0] if "/" in variant else "allreduce"
             if collective != "allreduce":
@@ -86,7 +87,7 @@ def main(argv):
         time_ax.plot(sizes, [float(best[s]["median_us"]) for s in sizes], color=color,
                      linewidth=2.2, marker="o", label=impl)
 
-    for impl, row in references.items():
+    for (impl, _), row in references.items():
         bw_ax.axhline(float(row["busbw_GBps"]), color=REFERENCES[impl], linestyle="--",
                       linewidth=1.2,
                       label=f"{impl} {row['variant']} {human(int(row['bytes']))}: "
