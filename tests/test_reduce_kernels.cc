@@ -568,6 +568,8 @@ void test_float_specials(void**) {
 const int64_t kDivisors[] = {1,
                              2,
                              3,
+                             4,
+                             1024,
                              7,
                              1000,
                              (int64_t{1} << 24),
@@ -627,7 +629,8 @@ void test_mean_integers(void**) {
   assert_int_equal(small[2], 42);
 }
 
-// Floats divide: the result is the correctly rounded quotient, which the
+// Floats divide (or, by a power of two, multiply by the exact reciprocal): the
+// result is the correctly rounded quotient, which the
 // reference gets from f64 division (exact enough that rounding it to f32 or
 // f16/bf16 still rounds correctly) of the exactly converted divisor.
 template <DType D>

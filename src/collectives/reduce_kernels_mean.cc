@@ -51,11 +51,26 @@ void divide_floats(S* __restrict buf, size_t count, Q divisor) {
   }
 }
 
+// Dividing by a power of two is multiplying by its exact reciprocal: the same
+// correctly rounded quotient, bit for bit, and a vector multiply costs a
+// fraction of a vector divide.
+template <typename Codec, typename Q, typename S = typename Codec::Storage>
+void scale_floats(S* __restrict buf, size_t count, Q reciprocal) {
+  for (size_t i = 0; i < count; ++i) {
+    const Q quotient = static_cast<Q>(Codec::load(buf[i])) * reciprocal;
+    buf[i] = Codec::store(static_cast<typename Codec::Acc>(quotient));
+  }
+}
+
+bool is_power_of_two(int64_t divisor) { return (divisor & (divisor - 1)) == 0; }
+
 // For f32 and the 16-bit types, whose compute type is f32.
 template <typename Codec>
 void mean_f32_compute(void* buf, size_t count, int64_t divisor) {
   auto* values = static_cast<typename Codec::Storage*>(buf);
-  if (divisor <= (int64_t{1} << 24)) {
+  if (is_power_of_two(divisor) && divisor <= (int64_t{1} << 24)) {
+    scale_floats<Codec>(values, count, 1.0f / static_cast<float>(divisor));
+  } else if (divisor <= (int64_t{1} << 24)) {
     divide_floats<Codec>(values, count, static_cast<float>(divisor));
   } else {
     divide_floats<Codec>(values, count, static_cast<double>(divisor));
@@ -81,6 +96,9 @@ void finalize_mean(void* buf, size_t count, DType dtype, int64_t divisor) {
     case DType::BF16: return mean_f32_compute<BF16Codec>(buf, count, divisor);
     case DType::F32: return mean_f32_compute<PlainCodec<float>>(buf, count, divisor);
     case DType::F64:
+      if (is_power_of_two(divisor)) {
+        return scale_floats<PlainCodec<double>>(static_cast<double*>(buf), count, 1.0 / static_cast<double>(divisor));
+      }
       return divide_floats<PlainCodec<double>>(static_cast<double*>(buf), count, static_cast<double>(divisor));
   }
 }
