@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "ps/optimizers/update_rules.h"
+
 namespace dist {
 
 OptimizerKind optimizer_kind_from_int(int32_t value) {
@@ -63,48 +65,25 @@ void Optimizer::fill_accumulators(std::vector<unsigned char>& slot, DType dtype)
 template <typename T, typename Mean>
 void Optimizer::apply_typed(T* value, const T* gradient_sum, Mean mean, uint64_t count, Slots& slots,
                             uint64_t offset) {
-  const T lr = static_cast<T>(config_.learning_rate);
+  auto gradient = [gradient_sum, mean](size_t i) { return mean(gradient_sum[i]); };
+  const auto n = static_cast<size_t>(count);
   switch (config_.kind) {
     case OptimizerKind::kSgd:
-      for (uint64_t i = 0; i < count; ++i) value[i] -= lr * mean(gradient_sum[i]);
+      ps::sgd_update(value, gradient, n, config_.learning_rate);
       return;
-    case OptimizerKind::kMomentum: {
-      T* velocity = reinterpret_cast<T*>(slots.first.data()) + offset;
-      const T momentum = static_cast<T>(config_.momentum);
-      for (uint64_t i = 0; i < count; ++i) {
-        const T g = mean(gradient_sum[i]);
-        velocity[i] = momentum * velocity[i] - lr * g;
-        value[i] += config_.nesterov ? momentum * velocity[i] - lr * g : velocity[i];
-      }
+    case OptimizerKind::kMomentum:
+      ps::momentum_update(value, reinterpret_cast<T*>(slots.first.data()) + offset, gradient, n,
+                          config_.learning_rate, config_.momentum, config_.nesterov);
       return;
-    }
-    case OptimizerKind::kAdam: {
-      T* m = reinterpret_cast<T*>(slots.first.data()) + offset;
-      T* v = reinterpret_cast<T*>(slots.second.data()) + offset;
-      const double t = static_cast<double>(iterations_);
-      const T lr_t = static_cast<T>(config_.learning_rate * std::sqrt(1.0 - std::pow(config_.beta_2, t)) /
-                                    (1.0 - std::pow(config_.beta_1, t)));
-      const T b1 = static_cast<T>(config_.beta_1);
-      const T b2 = static_cast<T>(config_.beta_2);
-      const T eps = static_cast<T>(config_.epsilon);
-      for (uint64_t i = 0; i < count; ++i) {
-        const T g = mean(gradient_sum[i]);
-        m[i] = b1 * m[i] + (T(1) - b1) * g;
-        v[i] = b2 * v[i] + (T(1) - b2) * g * g;
-        value[i] -= lr_t * m[i] / (std::sqrt(v[i]) + eps);
-      }
+    case OptimizerKind::kAdam:
+      ps::adam_update(value, reinterpret_cast<T*>(slots.first.data()) + offset,
+                      reinterpret_cast<T*>(slots.second.data()) + offset, gradient, n, iterations_,
+                      config_.learning_rate, config_.beta_1, config_.beta_2, config_.epsilon);
       return;
-    }
-    case OptimizerKind::kAdagrad: {
-      T* accumulator = reinterpret_cast<T*>(slots.first.data()) + offset;
-      const T eps = static_cast<T>(config_.epsilon);
-      for (uint64_t i = 0; i < count; ++i) {
-        const T g = mean(gradient_sum[i]);
-        accumulator[i] += g * g;
-        value[i] -= lr * g / (std::sqrt(accumulator[i]) + eps);
-      }
+    case OptimizerKind::kAdagrad:
+      ps::adagrad_update(value, reinterpret_cast<T*>(slots.first.data()) + offset, gradient, n,
+                         config_.learning_rate, config_.epsilon);
       return;
-    }
   }
 }
 
