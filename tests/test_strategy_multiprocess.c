@@ -1,8 +1,8 @@
 /* MULTI_WORKER_MIRRORED across 2 real processes on loopback (2 local replicas
  * each): variable aggregation across workers and the chief's initial value,
  * reduce over the batch axis with a partial batch, fused == unfused all-reduce
- * bit for bit, identical weights on every worker after training, the fused
- * paths with one replica per worker (one piecewise call, buckets), a failing
+ * bit for bit, identical weights on every worker after training, both fused
+ * paths (one piecewise call, buckets) with 1 and 2 local replicas, a failing
  * replica that never leaves the other worker hanging, and workers that
  * disagree on their replicas. Every process is bounded in time and reaped. */
 #include "multiprocess/launch.h"
@@ -10,11 +10,12 @@
 
 static const char* kToken = "strategy-test-token-0123456789";
 
-static void run_workers_with(struct launch* launch, const char* scenario, const char* argument, double seconds) {
+static void run_workers_with(struct launch* launch, const char* scenario, const char* argument,
+                             const char* second_argument, double seconds) {
   const char* worker = getenv("DIST_STRATEGY_WORKER");
   if (worker == NULL) fail_msg("DIST_STRATEGY_WORKER is not set (run through ctest)");
   launch_prepare(launch, 2);
-  const char* args[] = {worker, scenario, argument, NULL};
+  const char* args[] = {worker, scenario, argument, second_argument, NULL};
   for (int r = 0; r < 2; ++r) launch_rank(launch, r, kToken, NULL, args);
   if (launch_wait(launch, seconds) != 0) {
     for (int r = 0; r < 2; ++r) print_message("worker %d output:\n%s\n", r, launch_output(launch, r));
@@ -28,7 +29,7 @@ static void run_workers_with(struct launch* launch, const char* scenario, const 
 }
 
 static void run_workers(struct launch* launch, const char* scenario, double seconds) {
-  run_workers_with(launch, scenario, NULL, seconds);
+  run_workers_with(launch, scenario, NULL, NULL, seconds);
 }
 
 /* The line of worker r's output that starts with `prefix`, into line[size]. */
@@ -72,21 +73,24 @@ static void test_replica_count_mismatch(void** state) {
   run_workers(&launch, "mismatch", 60);
 }
 
-/* One replica per worker: the one-call fused path (shared memory) and the
- * bucketed one (ring forced) both match the references, and Adam leaves the
- * same bits on every worker by either path (two workers add in either order
- * to the same float). */
-static void test_one_replica_fusion_paths(void** state) {
+/* The fused paths, with 1 and with 2 local replicas per worker: the one-call
+ * path (shared memory) and the bucketed one (ring forced) both match the
+ * references, and Adam leaves the same bits on every worker by either path
+ * (the sums are taken in the same order on both). */
+static void test_fusion_paths(void** state) {
   (void)state;
-  char hashes[2][2][64];
   const char* paths[2] = {"auto", "ring"};
-  for (int p = 0; p < 2; ++p) {
-    struct launch launch;
-    run_workers_with(&launch, "one_replica", paths[p], 60);
-    for (int r = 0; r < 2; ++r) output_line(&launch, r, "adam weights ", hashes[p][r], sizeof hashes[p][r]);
-    assert_string_equal(hashes[p][0], hashes[p][1]);
+  const char* locals[2] = {"1", "2"};
+  for (int l = 0; l < 2; ++l) {
+    char hashes[2][2][64];
+    for (int p = 0; p < 2; ++p) {
+      struct launch launch;
+      run_workers_with(&launch, "fusion", paths[p], locals[l], 60);
+      for (int r = 0; r < 2; ++r) output_line(&launch, r, "adam weights ", hashes[p][r], sizeof hashes[p][r]);
+      assert_string_equal(hashes[p][0], hashes[p][1]);
+    }
+    assert_string_equal(hashes[0][0], hashes[1][0]);
   }
-  assert_string_equal(hashes[0][0], hashes[1][0]);
 }
 
 int main(void) {
@@ -96,7 +100,7 @@ int main(void) {
       cmocka_unit_test(test_weights_identical_after_training),
       cmocka_unit_test(test_replica_error),
       cmocka_unit_test(test_replica_count_mismatch),
-      cmocka_unit_test(test_one_replica_fusion_paths),
+      cmocka_unit_test(test_fusion_paths),
   };
   return cmocka_run_group_tests_name("strategy_multiprocess", tests, NULL, NULL);
 }

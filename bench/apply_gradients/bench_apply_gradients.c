@@ -3,7 +3,10 @@
  * strategy, against the fusion ideal: one all-reduce of one buffer of the same
  * 102 MB. Run it under dist-run:
  *
- *   dist-run -n 2 -- build/bench/apply_gradients/bench_apply_gradients [iters] [bytes_per_pack]
+ *   dist-run -n 2 -- build/bench/apply_gradients/bench_apply_gradients [iters] [bytes_per_pack] [local]
+ *
+ * bytes_per_pack 0 is the default; local is the local replicas per worker
+ * (default 1), each with its own gradients.
  *
  * Worker 0 prints the median time per step of each and their ratio. */
 #include <stdio.h>
@@ -22,7 +25,7 @@
     }                                                                               \
   } while (0)
 
-enum { kMaxTensors = 200, kMaxIters = 1000 };
+enum { kMaxTensors = 200, kMaxIters = 1000, kMaxLocal = 4 };
 
 /* torchvision's resnet50: conv + batch-norm (gamma, beta) per layer, the fc. */
 static int resnet50_sizes(uint64_t* sizes) {
@@ -74,8 +77,13 @@ static double median(double* samples, int n) {
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? atoi(argv[1]) : 10;
   const uint64_t pack = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
+  const int local = argc > 3 ? atoi(argv[3]) : 1;
   if (iters < 1 || iters > kMaxIters) {
     fprintf(stderr, "iters must be 1..%d\n", kMaxIters);
+    return 2;
+  }
+  if (local < 1 || local > kMaxLocal) {
+    fprintf(stderr, "local replicas must be 1..%d\n", kMaxLocal);
     return 2;
   }
   dist_cluster_t* cluster = NULL;
@@ -83,8 +91,10 @@ int main(int argc, char** argv) {
   CHECK(dist_cluster_resolve(NULL, &cluster));
   CHECK(dist_context_create(cluster, NULL, &context));
   dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
-  options.field_mask = DIST_STRATEGY_OPT_KIND | (pack ? DIST_STRATEGY_OPT_BYTES_PER_PACK : 0);
+  options.field_mask =
+      DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES | (pack ? DIST_STRATEGY_OPT_BYTES_PER_PACK : 0);
   options.kind = DIST_STRATEGY_MULTI_WORKER_MIRRORED;
+  options.num_cpu_devices = local;
   options.bytes_per_pack = pack;
   dist_strategy_t* strategy = NULL;
   CHECK(dist_strategy_create(context, &options, &strategy));
@@ -95,7 +105,7 @@ int main(int argc, char** argv) {
   const int n = resnet50_sizes(sizes);
   uint64_t total = 0;
   dist_variable_t* vars[kMaxTensors];
-  dist_buffer_t grads[kMaxTensors];
+  static dist_buffer_t grads[kMaxLocal * kMaxTensors]; /* [replica * n + tensor] */
   for (int i = 0; i < n; ++i) {
     int64_t shape[1] = {(int64_t)sizes[i]};
     dist_variable_options_t v = DIST_VARIABLE_OPTIONS_INIT;
@@ -103,10 +113,14 @@ int main(int argc, char** argv) {
     v.shape = shape;
     v.rank = 1;
     CHECK(dist_variable_create(strategy, &v, &vars[i]));
-    float* g = malloc(sizes[i] * sizeof(float));
-    for (uint64_t e = 0; e < sizes[i]; ++e) g[e] = 1e-3f * (float)((e + (uint64_t)i) % 7);
-    grads[i] = (dist_buffer_t){g, sizes[i], DIST_DTYPE_F32, DIST_MEMORY_HOST, NULL};
     total += sizes[i];
+  }
+  for (int r = 0; r < local; ++r) {
+    for (int i = 0; i < n; ++i) {
+      float* g = malloc(sizes[i] * sizeof(float));
+      for (uint64_t e = 0; e < sizes[i]; ++e) g[e] = 1e-3f * (float)((e + (uint64_t)i + (uint64_t)r) % 7);
+      grads[r * n + i] = (dist_buffer_t){g, sizes[i], DIST_DTYPE_F32, DIST_MEMORY_HOST, NULL};
+    }
   }
   float* flat = malloc(total * sizeof(float));
   for (uint64_t e = 0; e < total; ++e) flat[e] = 1e-3f * (float)(e % 7);
@@ -137,19 +151,18 @@ int main(int argc, char** argv) {
   }
   if (worker == 0) {
     const double s = median(step, iters), i = median(ideal, iters), f = median(fused, iters);
-    printf("workers %d, %d tensors, %llu floats (%.1f MB), bytes_per_pack %s, %d iterations (medians)\n",
-           (int)workers, n, (unsigned long long)total, (double)total * 4 / 1e6, pack ? argv[2] : "default (8 MiB)",
-           iters);
+    printf("workers %d x %d local replicas, %d tensors, %llu floats (%.1f MB), bytes_per_pack %s, %d iterations "
+           "(medians)\n",
+           (int)workers, local, n, (unsigned long long)total, (double)total * 4 / 1e6,
+           pack ? argv[2] : "default (8 MiB)", iters);
     printf("apply_gradients (fused all-reduce + SGD)   %10.1f ms\n", s / 1e3);
     printf("batch_all_reduce (fused all-reduce alone)  %10.1f ms\n", f / 1e3);
     printf("one all-reduce of one %.0f MB buffer       %10.1f ms\n", (double)total * 4 / 1e6, i / 1e3);
     printf("ratio apply_gradients / one all-reduce     %10.3f\n", s / i);
     printf("ratio batch_all_reduce / one all-reduce    %10.3f\n", f / i);
   }
-  for (int i = 0; i < n; ++i) {
-    dist_variable_destroy(vars[i]);
-    free(grads[i].data);
-  }
+  for (int i = 0; i < n; ++i) dist_variable_destroy(vars[i]);
+  for (int k = 0; k < local * n; ++k) free(grads[k].data);
   free(flat);
   dist_optimizer_destroy(sgd);
   dist_strategy_destroy(strategy);

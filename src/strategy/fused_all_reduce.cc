@@ -197,13 +197,32 @@ class FusionPipeline {
   std::deque<Bucket> in_flight_;
 };
 
-// One replica per worker and every worker on one host: each dtype's tensors
-// go into a single piecewise all-reduce, read where they lie, and each
-// finished part reaches the consumer while it is still in cache. No bucket,
-// no copy into one and out of it, one call instead of one per bucket; an
-// optimizer as consumer updates the weights in the same pass.
-void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<TensorRef>& tensors,
+// Several local replicas: their tensors are first summed into replica 0's
+// (in input order, as the buckets would), which then go into the call.
+void combine_into_first_replica(const std::vector<std::vector<TensorRef>>& per_replica) {
+  std::vector<const void*> inputs(per_replica.size());
+  for (size_t i = 0; i < per_replica[0].size(); ++i) {
+    const TensorRef& first = per_replica[0][i];
+    for (size_t r = 0; r < per_replica.size(); ++r) inputs[r] = per_replica[r][i].data;
+    reduce_many(first.data, inputs.data(), inputs.size(), first.count, first.dtype, ReduceOp::SUM);
+  }
+}
+
+// Every worker on one host: each dtype's tensors go into a single piecewise
+// all-reduce, read where they lie, and each finished part reaches the
+// consumer while it is still in cache. No bucket, no copy into one and out of
+// it, one call instead of one per bucket; an optimizer as consumer updates
+// the weights in the same pass.
+void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
                       const FusedConsumer& consume) {
+  if (per_replica.size() > 1) combine_into_first_replica(per_replica);
+  const std::vector<TensorRef>& tensors = per_replica[0];
+  // The collective's MEAN divides by the workers; with several local
+  // replicas the mean is over all of them, so the call sums and each part
+  // is divided here, in a cached copy, before the consumer sees it.
+  const bool mean_here = op == ReduceOp::MEAN && per_replica.size() > 1;
+  const ReduceOp wire_op = mean_here ? ReduceOp::SUM : op;
+  std::vector<unsigned char> part;
   std::vector<DType> dtypes;
   for (const TensorRef& t : tensors) {
     if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
@@ -225,6 +244,12 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<TensorR
     auto to_consumer = [&](size_t first, const void* reduced, size_t count) {
       if (failure) return;
       try {
+        if (mean_here) {
+          part.assign(static_cast<const unsigned char*>(reduced),
+                      static_cast<const unsigned char*>(reduced) + count * size_of(dtype));
+          finalize_mean(part.data(), count, dtype, strategy.num_replicas_in_sync());
+          reduced = part.data();
+        }
         list.for_each_span(first, count, [&](size_t piece, size_t offset, size_t at, size_t elements) {
           consume(FusedSegment{tensor_of[piece], offset, elements, dtype},
                   static_cast<const unsigned char*>(reduced) + at * size_of(dtype));
@@ -233,7 +258,7 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<TensorR
         failure = std::current_exception();
       }
     };
-    strategy.all_reduce_pieces_across_workers(list, dtype, op, ResultSink(to_consumer));
+    strategy.all_reduce_pieces_across_workers(list, dtype, wire_op, ResultSink(to_consumer));
     if (failure) std::rethrow_exception(failure);
   }
 }
@@ -247,8 +272,8 @@ void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::ve
   }
   check_tensors(strategy, per_replica);
   check_disjoint(per_replica);
-  if (per_replica.size() == 1 && strategy.all_reduces_pieces_across_workers()) {
-    fuse_in_one_call(strategy, op, per_replica[0], consume);
+  if (strategy.all_reduces_pieces_across_workers()) {
+    fuse_in_one_call(strategy, op, per_replica, consume);
     return;
   }
   FusionPipeline pipeline(strategy, op, per_replica, consume);

@@ -271,19 +271,27 @@ static void scenario_reduce(void) {
   leave(strategy);
 }
 
-/* ---- one replica per worker: the whole list in one piecewise all-reduce ------- */
+/* ---- fusion by both paths: one piecewise call per dtype (one host), buckets ---- */
 
-/* Worker w's value of element e of tensor i: small integers, so that sums and
- * means of two workers are exact in every dtype used. */
-static int32_t batch_value(int32_t w, int i, uint64_t e) { return (int32_t)((e * 7 + (uint64_t)i * 13 + (uint64_t)w * 5) % 101); }
+/* Replica id's value of element e of tensor i: small integers, so that sums
+ * and means over 4 replicas are exact in every dtype used (u8 sums stay
+ * below 256). */
+static int32_t batch_value(int32_t id, int i, uint64_t e, dist_dtype_t dtype) {
+  const int32_t v = (int32_t)((e * 7 + (uint64_t)i * 13 + (uint64_t)id * 5) % 101);
+  return dtype == DIST_DTYPE_U8 ? v % 60 : v;
+}
 
 /* Tensors of several dtypes (one piecewise call per dtype), sizes 0, 1, odd,
  * and more than one shared-memory step, interleaved. */
-enum { kBatchTensors = 9 };
+enum { kBatchTensors = 9, kFusionMaxLocal = 2 };
 static const uint64_t kBatchSizes[kBatchTensors] = {0, 1, 7, 70001, 3, 777, 65537, 100003, 2};
 static const dist_dtype_t kBatchTypes[kBatchTensors] = {DIST_DTYPE_I32, DIST_DTYPE_I32, DIST_DTYPE_F64,
                                                         DIST_DTYPE_I32, DIST_DTYPE_U8,  DIST_DTYPE_F32,
                                                         DIST_DTYPE_F64, DIST_DTYPE_F32, DIST_DTYPE_I32};
+
+static size_t dtype_bytes(dist_dtype_t dtype) {
+  return dtype == DIST_DTYPE_U8 ? 1 : dtype == DIST_DTYPE_F64 ? 8 : 4;
+}
 
 static double batch_element(const dist_buffer_t* b, uint64_t e) {
   switch (b->dtype) {
@@ -294,36 +302,44 @@ static double batch_element(const dist_buffer_t* b, uint64_t e) {
   }
 }
 
-static void fill_batch(dist_buffer_t* buffers) {
-  for (int i = 0; i < kBatchTensors; ++i) {
-    const size_t bytes = kBatchSizes[i] * (kBatchTypes[i] == DIST_DTYPE_U8 ? 1 : kBatchTypes[i] == DIST_DTYPE_F64 ? 8 : 4);
-    buffers[i] = buffer_of(malloc(bytes + 1), kBatchSizes[i], kBatchTypes[i]);
-    for (uint64_t e = 0; e < kBatchSizes[i]; ++e) {
-      const int32_t v = batch_value(worker, i, e);
-      switch (kBatchTypes[i]) {
-        case DIST_DTYPE_I32: ((int32_t*)buffers[i].data)[e] = v; break;
-        case DIST_DTYPE_U8: ((uint8_t*)buffers[i].data)[e] = (uint8_t)v; break;
-        case DIST_DTYPE_F32: ((float*)buffers[i].data)[e] = (float)v; break;
-        default: ((double*)buffers[i].data)[e] = v; break;
+/* buffers[r * kBatchTensors + i]: local replica r's tensor i. */
+static void fill_batch(dist_buffer_t* buffers, int local) {
+  for (int r = 0; r < local; ++r) {
+    for (int i = 0; i < kBatchTensors; ++i) {
+      dist_buffer_t* b = &buffers[r * kBatchTensors + i];
+      *b = buffer_of(malloc(kBatchSizes[i] * dtype_bytes(kBatchTypes[i]) + 1), kBatchSizes[i], kBatchTypes[i]);
+      for (uint64_t e = 0; e < kBatchSizes[i]; ++e) {
+        const int32_t v = batch_value(worker * local + r, i, e, kBatchTypes[i]);
+        switch (kBatchTypes[i]) {
+          case DIST_DTYPE_I32: ((int32_t*)b->data)[e] = v; break;
+          case DIST_DTYPE_U8: ((uint8_t*)b->data)[e] = (uint8_t)v; break;
+          case DIST_DTYPE_F32: ((float*)b->data)[e] = (float)v; break;
+          default: ((double*)b->data)[e] = v; break;
+        }
       }
     }
   }
 }
 
-static void check_batch(const dist_buffer_t* buffers, dist_op_t op, const char* what) {
-  for (int i = 0; i < kBatchTensors; ++i) {
-    const int integer = kBatchTypes[i] == DIST_DTYPE_I32 || kBatchTypes[i] == DIST_DTYPE_U8;
-    for (uint64_t e = 0; e < kBatchSizes[i]; ++e) {
-      double want = 0;
-      for (int32_t w = 0; w < workers; ++w) want += batch_value(w, i, e);
-      if (op == DIST_OP_MEAN) want = integer ? floor(want / workers) : want / workers;
-      const double got = batch_element(&buffers[i], e);
-      if (got != want) {
-        CHECK(0, "%s: tensor %d element %llu = %g, expected %g", what, i, (unsigned long long)e, got, want);
-        break;
+static void check_batch(dist_buffer_t* buffers, int local, dist_op_t op, const char* what) {
+  const int32_t replicas = workers * local;
+  for (int r = 0; r < local; ++r) {
+    for (int i = 0; i < kBatchTensors; ++i) {
+      dist_buffer_t* b = &buffers[r * kBatchTensors + i];
+      const int integer = kBatchTypes[i] == DIST_DTYPE_I32 || kBatchTypes[i] == DIST_DTYPE_U8;
+      for (uint64_t e = 0; e < kBatchSizes[i]; ++e) {
+        double want = 0;
+        for (int32_t id = 0; id < replicas; ++id) want += batch_value(id, i, e, kBatchTypes[i]);
+        if (op == DIST_OP_MEAN) want = integer ? floor(want / replicas) : want / replicas;
+        const double got = batch_element(b, e);
+        if (got != want) {
+          CHECK(0, "%s: replica %d tensor %d element %llu = %g, expected %g", what, r, i, (unsigned long long)e, got,
+                want);
+          break;
+        }
       }
+      free(b->data);
     }
-    free(buffers[i].data);
   }
 }
 
@@ -332,9 +348,12 @@ enum { kAdamVars = 4, kAdamSteps = 3 };
 static const uint64_t kAdamSizes[kAdamVars] = {1, 7, 70001, 40000};
 static const dist_dtype_t kAdamTypes[kAdamVars] = {DIST_DTYPE_F32, DIST_DTYPE_F32, DIST_DTYPE_F32, DIST_DTYPE_F64};
 
-static double adam_gradient(int32_t w, int i, uint64_t e, int step) { return cos((double)(e * 3 + (uint64_t)(w + step + i))); }
+static double adam_gradient(int32_t id, int i, uint64_t e, int step) {
+  return cos((double)(e * 3 + (uint64_t)(id + step + i)));
+}
 
-static void train_adam(dist_strategy_t* strategy) {
+static void train_adam(dist_strategy_t* strategy, int local) {
+  const int32_t replicas = workers * local;
   dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
   opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
   opt.kind = DIST_OPTIMIZER_ADAM;
@@ -342,12 +361,12 @@ static void train_adam(dist_strategy_t* strategy) {
   dist_optimizer_t* optimizer = NULL;
   MUST(dist_optimizer_create(&opt, &optimizer));
   dist_variable_t* vars[kAdamVars];
-  dist_buffer_t grads[kAdamVars];
+  dist_buffer_t grads[kFusionMaxLocal * kAdamVars];
   double* reference[kAdamVars];
   double* m[kAdamVars];
   double* v[kAdamVars];
   for (int i = 0; i < kAdamVars; ++i) {
-    const size_t element = kAdamTypes[i] == DIST_DTYPE_F32 ? 4 : 8;
+    const size_t element = dtype_bytes(kAdamTypes[i]);
     void* initial = malloc(kAdamSizes[i] * element);
     reference[i] = malloc(kAdamSizes[i] * sizeof(double));
     m[i] = calloc(kAdamSizes[i], sizeof(double));
@@ -366,20 +385,42 @@ static void train_adam(dist_strategy_t* strategy) {
     vo.initial_value = initial;
     MUST(dist_variable_create(strategy, &vo, &vars[i]));
     free(initial);
-    grads[i] = buffer_of(malloc(kAdamSizes[i] * element), kAdamSizes[i], kAdamTypes[i]);
+    for (int r = 0; r < local; ++r) {
+      grads[r * kAdamVars + i] = buffer_of(malloc(kAdamSizes[i] * element), kAdamSizes[i], kAdamTypes[i]);
+    }
   }
   for (int step = 1; step <= kAdamSteps; ++step) {
     const double lr = 0.05 * sqrt(1 - pow(0.999, step)) / (1 - pow(0.9, step));
     for (int i = 0; i < kAdamVars; ++i) {
+      const int f32 = kAdamTypes[i] == DIST_DTYPE_F32;
       for (uint64_t e = 0; e < kAdamSizes[i]; ++e) {
-        const double g = adam_gradient(worker, i, e, step);
-        if (kAdamTypes[i] == DIST_DTYPE_F32) ((float*)grads[i].data)[e] = (float)g;
-        else ((double*)grads[i].data)[e] = g;
-        double mean = 0;
-        for (int32_t w = 0; w < workers; ++w) {
-          mean += kAdamTypes[i] == DIST_DTYPE_F32 ? (double)(float)adam_gradient(w, i, e, step) : adam_gradient(w, i, e, step);
+        for (int r = 0; r < local; ++r) {
+          const double g = adam_gradient(worker * local + r, i, e, step);
+          if (f32) ((float*)grads[r * kAdamVars + i].data)[e] = (float)g;
+          else ((double*)grads[r * kAdamVars + i].data)[e] = g;
         }
-        mean /= workers;
+        /* The mean as the library forms it, in the variable's dtype: each
+         * worker's replicas summed in order, then the workers' sums (two
+         * workers: a + b either way round), then divided. Elements whose
+         * mean nearly cancels would otherwise differ in Adam's m / sqrt(v). */
+        double mean;
+        if (f32) {
+          float sum = 0;
+          for (int32_t w = 0; w < workers; ++w) {
+            float partial = (float)adam_gradient(w * local, i, e, step);
+            for (int r = 1; r < local; ++r) partial += (float)adam_gradient(w * local + r, i, e, step);
+            sum = w == 0 ? partial : sum + partial;
+          }
+          mean = (double)(sum / (float)replicas);
+        } else {
+          double sum = 0;
+          for (int32_t w = 0; w < workers; ++w) {
+            double partial = adam_gradient(w * local, i, e, step);
+            for (int r = 1; r < local; ++r) partial += adam_gradient(w * local + r, i, e, step);
+            sum = w == 0 ? partial : sum + partial;
+          }
+          mean = sum / replicas;
+        }
         m[i][e] = 0.9 * m[i][e] + 0.1 * mean;
         v[i][e] = 0.999 * v[i][e] + 0.001 * mean * mean;
         reference[i][e] -= lr * m[i][e] / (sqrt(v[i][e]) + 1e-7);
@@ -390,7 +431,7 @@ static void train_adam(dist_strategy_t* strategy) {
   /* The test compares these bytes across workers and across paths. */
   uint64_t hash = 1469598103934665603ull;
   for (int i = 0; i < kAdamVars; ++i) {
-    const size_t element = kAdamTypes[i] == DIST_DTYPE_F32 ? 4 : 8;
+    const size_t element = dtype_bytes(kAdamTypes[i]);
     unsigned char* got = malloc(kAdamSizes[i] * element);
     dist_buffer_t b = buffer_of(got, kAdamSizes[i], kAdamTypes[i]);
     MUST(dist_variable_read(vars[i], NULL, &b));
@@ -403,7 +444,7 @@ static void train_adam(dist_strategy_t* strategy) {
     }
     for (size_t k = 0; k < kAdamSizes[i] * element; ++k) hash = (hash ^ got[k]) * 1099511628211ull;
     free(got);
-    free(grads[i].data);
+    for (int r = 0; r < local; ++r) free(grads[r * kAdamVars + i].data);
     free(reference[i]);
     free(m[i]);
     free(v[i]);
@@ -415,26 +456,32 @@ static void train_adam(dist_strategy_t* strategy) {
 }
 
 /* communication "auto" takes the one-call path on one host, "ring" the
- * bucketed one; both must give the same results. */
-static void scenario_one_replica(const char* communication) {
+ * bucketed one; both must give the same results, with 1 or 2 local replicas. */
+static void scenario_fusion(const char* communication, const char* local_text) {
   const int ring = communication != NULL && strcmp(communication, "ring") == 0;
-  dist_strategy_t* strategy = join(1, 30, ring ? DIST_COMMUNICATION_RING : DIST_COMMUNICATION_AUTO);
+  const int local = local_text != NULL ? atoi(local_text) : 1;
+  if (local < 1 || local > kFusionMaxLocal) {
+    fprintf(stderr, "fusion: local replicas %s is not 1 or 2\n", local_text);
+    exit(2);
+  }
+  dist_strategy_t* strategy = join(local, 30, ring ? DIST_COMMUNICATION_RING : DIST_COMMUNICATION_AUTO);
   if (strategy == NULL) exit(2);
-  dist_buffer_t buffers[kBatchTensors];
-  fill_batch(buffers);
+  dist_buffer_t buffers[kFusionMaxLocal * kBatchTensors];
+  fill_batch(buffers, local);
   MUST(dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, buffers, kBatchTensors));
-  check_batch(buffers, DIST_OP_SUM, "SUM");
-  fill_batch(buffers);
+  check_batch(buffers, local, DIST_OP_SUM, "SUM");
+  fill_batch(buffers, local);
   MUST(dist_strategy_batch_all_reduce(strategy, DIST_OP_MEAN, buffers, kBatchTensors));
-  check_batch(buffers, DIST_OP_MEAN, "MEAN");
+  check_batch(buffers, local, DIST_OP_MEAN, "MEAN");
   /* Bad input is refused on every worker before anything moves, and the
    * strategy still works afterwards. */
   int32_t one = 1;
-  dist_buffer_t twice[2] = {buffer_of(&one, 1, DIST_DTYPE_I32), buffer_of(&one, 1, DIST_DTYPE_I32)};
+  dist_buffer_t twice[2 * kFusionMaxLocal];
+  for (int k = 0; k < 2 * local; ++k) twice[k] = buffer_of(&one, 1, DIST_DTYPE_I32);
   const dist_status_t status = dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, twice, 2);
   CHECK(status == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "overlaps"), "aliased tensors: %s %s",
         dist_status_string(status), dist_last_error());
-  train_adam(strategy);
+  train_adam(strategy, local);
   leave(strategy);
 }
 
@@ -502,7 +549,7 @@ static void scenario_mismatch(void) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: strategy_worker variables|reduce|train|replica_error|mismatch|one_replica [auto|ring]\n");
+    fprintf(stderr, "usage: strategy_worker variables|reduce|train|replica_error|mismatch|fusion [auto|ring] [1|2]\n");
     return 2;
   }
   if (strcmp(argv[1], "variables") == 0) scenario_variables();
@@ -510,7 +557,7 @@ int main(int argc, char** argv) {
   else if (strcmp(argv[1], "train") == 0) scenario_train();
   else if (strcmp(argv[1], "replica_error") == 0) scenario_replica_error();
   else if (strcmp(argv[1], "mismatch") == 0) scenario_mismatch();
-  else if (strcmp(argv[1], "one_replica") == 0) scenario_one_replica(argc > 2 ? argv[2] : NULL);
+  else if (strcmp(argv[1], "fusion") == 0) scenario_fusion(argc > 2 ? argv[2] : NULL, argc > 3 ? argv[3] : NULL);
   else {
     fprintf(stderr, "unknown scenario %s\n", argv[1]);
     return 2;
