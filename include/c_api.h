@@ -1126,9 +1126,10 @@ DIST_EXPORT dist_status_t dist_optimizer_iterations(const dist_optimizer_t* opti
  * same counts and dtypes on every replica). Tensors are packed into buckets of
  * bytes_per_pack per dtype (small ones together, large ones split); the next
  * bucket is packed (and the local replicas combined) while the previous one is
- * all-reduced across workers. With one local replica on workers that share a
- * host, there are no buckets: each dtype's tensors are all-reduced in one call,
- * read where they lie. The tensors must not overlap in memory. Afterwards every
+ * all-reduced across workers. On workers that share a host there are no
+ * buckets: the local replicas' tensors are summed into replica 0's, and each
+ * dtype's tensors are all-reduced in one call, read where they lie. The
+ * tensors must not overlap in memory. Afterwards every
  * replica's tensor i holds the sum (or mean over num_replicas_in_sync) over all
  * replicas. op: SUM or MEAN. */
 DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strategy, dist_op_t op,
@@ -1138,12 +1139,11 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
  * vars[i] (distinct ON_WRITE variables of this strategy, f32/f64, gradients of
  * the same dtype and count that do not overlap in memory). The gradients are mean-all-reduced over the sync group in
  * fused buckets as dist_strategy_batch_all_reduce does, then the optimizer
- * updates every copy of every variable. With one local replica on workers that
- * share a host, the optimizer updates each part of a variable as soon as that
- * part of its gradient is reduced, in the same pass. The gradient buffers are
- * scratch: what they hold afterwards is unspecified (with one local replica,
- * gradients of more than bytes_per_pack / 16 may hold the sum over all
- * replicas). */
+ * updates every copy of every variable. On workers that share a host, the
+ * optimizer updates each part of a variable as soon as that part of its
+ * gradient is reduced, in the same pass. The gradient buffers are scratch: what
+ * they hold afterwards is unspecified (they may hold partial or complete sums
+ * over the replicas). */
 DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strategy,
                                                         dist_variable_t* const* vars,
                                                         const dist_buffer_t* grads, size_t n,

@@ -7,8 +7,9 @@
 // a sixteenth of a bucket are all-reduced where they lie (no copy in or out):
 // they are large enough that one call each costs little more than packing.
 //
-// With a single local replica and the workers on one host (a shared segment),
-// there are no buckets: each dtype's tensors go into one piecewise all-reduce
+// With the workers on one host (a shared segment) there are no buckets: the
+// local replicas are summed into replica 0's tensors, and each dtype's
+// tensors go into one piecewise all-reduce
 // (collectives/piecewise.h) that reads them where they lie and hands every
 // finished part to the consumer while it is in cache, so an optimizer as
 // consumer updates the weights without a pass of its own over the gradients.
@@ -37,8 +38,8 @@ using FusedConsumer = std::function<void(const FusedSegment& segment, const void
 // per_replica[r][i] is local replica r's tensor i; every replica's tensor i has
 // the same dtype and count. op SUM or MEAN (over every replica in sync).
 // consume sees every element of every tensor exactly once, part by part as
-// they complete; `reduced` may point into the caller's tensor (single replica)
-// or into shared memory, and is valid only during the call. consume may run on
+// they complete; `reduced` may point into the caller's tensor (single replica),
+// into shared memory or into a scratch copy, and is valid only during the call. consume may run on
 // the communicator's thread while the caller waits.
 // Collective in a multi-worker strategy.
 void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
