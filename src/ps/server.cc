@@ -101,6 +101,17 @@ void Server::accept_loop() {
   listener_.close();
 }
 
+// What serving one connection keeps between its requests.
+struct Server::Session {
+  int fd;
+  std::string peer;
+  RpcLaneAcceptor lanes;
+  // Grown, never shrunk: a push after a pull does not clear 4 MiB again.
+  // After an assign it holds the shard's previous values (exchanged, not copied).
+  std::vector<uint8_t> payload;
+  std::vector<uint8_t> scratch;
+};
+
 void Server::serve(int fd, const std::string& peer) {
   // However serving ends, the worker sees the connection end at once (the
   // descriptor itself is closed when the thread is reaped).
@@ -115,91 +126,97 @@ void Server::serve(int fd, const std::string& peer) {
     log(std::string("refused a connection: ") + e.what());
     return;
   }
-  std::vector<uint8_t> payload, scratch;
-  RpcLaneAcceptor lanes;
+  Session session{fd, peer, RpcLaneAcceptor(), {}, {}};
   try {
-    while (wait_readable(fd, stopping_)) {
-      RpcHeader request;
-      const auto deadline = std::chrono::steady_clock::now() + options_.io_timeout;
-      read_all(fd, &request, sizeof request, deadline, peer);
-      if (request.magic == kRpcLaneMagic) {
-        if (lanes.answer(fd, request, peer, deadline)) continue;
-        log("dropped " + peer + ": an oversized UCX lane set-up frame");
-        return;
-      }
-      // The payload comes on the connection's UCX lane, or on the socket.
-      RpcUcxLane* const lane = request.magic == kRpcRequestLaneMagic ? lanes.ready() : nullptr;
-      auto receive_payload = [&](void* into, size_t bytes) {
-        if (lane != nullptr) {
-          lane->receive_parts(request.id, LaneDirection::kRequest, into, bytes, deadline, fd, &stopping_);
-          lane_payloads_.fetch_add(1);
-        } else {
-          read_all(fd, into, bytes, deadline, peer);
-        }
-      };
-      Reply reply;
-      bool trusted = request.magic == kRpcRequestMagic || lane != nullptr;
-      if (!trusted) {
-        reply = error_reply(Status::kInvalidArgument,
-                            request.magic == kRpcRequestLaneMagic
-                                ? "a request whose payload is announced on a UCX lane this connection has not set up"
-                                : "not a parameter-server request (wrong magic)");
-      } else {
-        uint64_t bytes = 0;
-        bool refused = false;
-        try {
-          bytes = handler_.expected_payload(request);
-        } catch (const Error& e) {
-          reply = error_reply(e.status(), std::string(op_name(request.code)) + ": " + e.what());
-          refused = true;
-          // A well-framed request for an unknown id is a caller's mistake: its
-          // payload, if small enough, is read and dropped and the connection
-          // stays in step. A larger claim cannot be trusted and ends it.
-          if (request.payload_bytes <= kMaxDrainBytes) {
-            std::vector<uint8_t> discard(static_cast<size_t>(request.payload_bytes));
-            receive_payload(discard.data(), discard.size());
-          } else {
-            trusted = false;
-          }
-        }
-        if (!refused) {
-          // Grown, never shrunk: a push after a pull does not clear 4 MiB again.
-          // After an assign it holds the shard's previous values (exchanged, not copied).
-          if (payload.size() < bytes) payload.resize(static_cast<size_t>(bytes));
-          receive_payload(payload.data(), static_cast<size_t>(bytes));
-          reply = handler_.handle(request, payload.data(), scratch, &payload);
-          ++requests_served_;
-        }
-      }
-      RpcHeader response;
-      response.magic = kRpcResponseMagic;
-      response.code = static_cast<int32_t>(reply.status);
-      response.id = request.id;
-      std::copy(reply.args, reply.args + 3, response.args);
-      response.payload_bytes = reply.size();
-      const auto reply_deadline = std::chrono::steady_clock::now() + options_.io_timeout;
-      RpcUcxLane* const reply_lane = reply.status == Status::kOk && reply.size() >= kRpcLaneThreshold ? lanes.ready() : nullptr;
-      if (reply_lane != nullptr) {
-        // The header says the values follow on the lane; they go straight
-        // from the reply's buffer into the worker's.
-        response.magic = kRpcResponseLaneMagic;
-        lane_payloads_.fetch_add(1);
-        write_frame(fd, response, nullptr, 0, reply_deadline, peer);
-        reply_lane->send(rpc_lane_tag(request.id, LaneDirection::kResponse, 0), reply.data(), reply.size(),
-                         reply_deadline, fd, &stopping_);
-      } else {
-        write_frame(fd, response, reply.data(), reply.size(), reply_deadline, peer);
-      }
-      // After a frame that cannot be trusted the stream is out of step: drop it.
-      if (!trusted) {
-        log("dropped " + peer + ": " + std::string(reply.payload.begin(), reply.payload.end()));
-        return;
-      }
+    while (wait_readable(fd, stopping_) && serve_request(session)) {
     }
   } catch (const Error& e) {
     // The worker went away (or sent half a request, which is discarded).
     if (!stopping_.load()) log(peer + " ended: " + e.what());
   }
+}
+
+bool Server::serve_request(Session& session) {
+  RpcHeader request;
+  const auto deadline = std::chrono::steady_clock::now() + options_.io_timeout;
+  read_all(session.fd, &request, sizeof request, deadline, session.peer);
+  if (request.magic == kRpcLaneMagic) {
+    if (session.lanes.answer(session.fd, request, session.peer, deadline)) return true;
+    log("dropped " + session.peer + ": an oversized UCX lane set-up frame");
+    return false;
+  }
+  bool trusted = true;
+  const Reply reply = answer(session, request, deadline, trusted);
+  send_reply(session, request, reply);
+  // After a frame that cannot be trusted the stream is out of step: drop it.
+  if (!trusted) {
+    log("dropped " + session.peer + ": " + std::string(reply.payload.begin(), reply.payload.end()));
+    return false;
+  }
+  return true;
+}
+
+Reply Server::answer(Session& session, const RpcHeader& request, Clock::time_point deadline, bool& trusted) {
+  // The payload comes on the connection's UCX lane, or on the socket.
+  RpcUcxLane* const lane = request.magic == kRpcRequestLaneMagic ? session.lanes.ready() : nullptr;
+  auto receive_payload = [&](void* into, size_t bytes) {
+    if (lane != nullptr) {
+      lane->receive_parts(request.id, LaneDirection::kRequest, into, bytes, deadline, session.fd, &stopping_);
+      lane_payloads_.fetch_add(1);
+    } else {
+      read_all(session.fd, into, bytes, deadline, session.peer);
+    }
+  };
+  if (request.magic != kRpcRequestMagic && lane == nullptr) {
+    trusted = false;
+    return error_reply(Status::kInvalidArgument,
+                       request.magic == kRpcRequestLaneMagic
+                           ? "a request whose payload is announced on a UCX lane this connection has not set up"
+                           : "not a parameter-server request (wrong magic)");
+  }
+  uint64_t bytes = 0;
+  try {
+    bytes = handler_.expected_payload(request);
+  } catch (const Error& e) {
+    // A well-framed request for an unknown id is a caller's mistake: its
+    // payload, if small enough, is read and dropped and the connection stays
+    // in step. A larger claim cannot be trusted and ends it.
+    if (request.payload_bytes <= kMaxDrainBytes) {
+      std::vector<uint8_t> discard(static_cast<size_t>(request.payload_bytes));
+      receive_payload(discard.data(), discard.size());
+    } else {
+      trusted = false;
+    }
+    return error_reply(e.status(), std::string(op_name(request.code)) + ": " + e.what());
+  }
+  if (session.payload.size() < bytes) session.payload.resize(static_cast<size_t>(bytes));
+  receive_payload(session.payload.data(), static_cast<size_t>(bytes));
+  Reply reply = handler_.handle(request, session.payload.data(), session.scratch, &session.payload);
+  ++requests_served_;
+  return reply;
+}
+
+void Server::send_reply(Session& session, const RpcHeader& request, const Reply& reply) {
+  RpcHeader response;
+  response.magic = kRpcResponseMagic;
+  response.code = static_cast<int32_t>(reply.status);
+  response.id = request.id;
+  std::copy(reply.args, reply.args + 3, response.args);
+  response.payload_bytes = reply.size();
+  const auto deadline = std::chrono::steady_clock::now() + options_.io_timeout;
+  RpcUcxLane* const lane =
+      reply.status == Status::kOk && reply.size() >= kRpcLaneThreshold ? session.lanes.ready() : nullptr;
+  if (lane == nullptr) {
+    write_frame(session.fd, response, reply.data(), reply.size(), deadline, session.peer);
+    return;
+  }
+  // The header says the values follow on the lane; they go straight from the
+  // reply's buffer into the worker's.
+  response.magic = kRpcResponseLaneMagic;
+  lane_payloads_.fetch_add(1);
+  write_frame(session.fd, response, nullptr, 0, deadline, session.peer);
+  lane->send(rpc_lane_tag(request.id, LaneDirection::kResponse, 0), reply.data(), reply.size(), deadline, session.fd,
+             &stopping_);
 }
 
 bool Server::join(std::chrono::milliseconds timeout) {

@@ -79,8 +79,17 @@ class Server {
     std::thread thread;
     std::atomic<bool> finished{false};
   };
+  using Clock = std::chrono::steady_clock;
+  struct Session;
   void accept_loop();
+  // Authenticates the connection, then answers its requests until it ends.
   void serve(int fd, const std::string& peer);
+  // Reads one frame and answers it; false when the connection must end.
+  bool serve_request(Session& session);
+  // Receives the request's payload and works out the reply; `trusted` turns
+  // false when the stream can no longer be read in step.
+  Reply answer(Session& session, const RpcHeader& request, Clock::time_point deadline, bool& trusted);
+  void send_reply(Session& session, const RpcHeader& request, const Reply& reply);
   void log(const std::string& message) const;
 
   ServerOptions options_;
