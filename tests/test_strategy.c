@@ -9,6 +9,7 @@
 #include <sched.h>
 
 #include "strategy_test_support.h"
+#include "optimizer_options.h"
 #include "regression_model.h"
 #include "unfused_all_reduce.h"
 
@@ -410,10 +411,7 @@ static void test_apply_gradients_matches_reference(void** state) {
   const dist_optimizer_kind_t kinds[3] = {DIST_OPTIMIZER_SGD, DIST_OPTIMIZER_MOMENTUM, DIST_OPTIMIZER_ADAM};
   for (int k = 0; k < 3; ++k) {
     dist_strategy_t* strategy = create_strategy(DIST_STRATEGY_MIRRORED, 3, 256, 0);
-    dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
-    opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
-    opt.kind = kinds[k];
-    opt.learning_rate = 0.05;
+    const dist_optimizer_options_t opt = optimizer_options(kinds[k], 0.05);
     dist_optimizer_t* optimizer = NULL;
     assert_dist_ok(dist_optimizer_create(&opt, &optimizer));
     dist_variable_t* vars[kVars];
@@ -507,10 +505,7 @@ static void test_apply_gradients_mean_is_exact(void** state) {
   for (int c = 0; c < 2; ++c) {
     const int n = counts[c];
     dist_strategy_t* strategy = create_strategy(DIST_STRATEGY_MIRRORED, n, 0, 0);
-    dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
-    opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
-    opt.kind = DIST_OPTIMIZER_SGD;
-    opt.learning_rate = 0.1;
+    const dist_optimizer_options_t opt = optimizer_options(DIST_OPTIMIZER_SGD, 0.1);
     dist_optimizer_t* optimizer = NULL;
     assert_dist_ok(dist_optimizer_create(&opt, &optimizer));
     static float initial[kCount], grads[4][kCount], want[kCount], got[kCount];

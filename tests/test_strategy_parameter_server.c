@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "multiprocess/launch.h"
+#include "optimizer_options.h"
 #include "strategy_test_support.h"
 
 static const char kToken[] = "ps-strategy-test-token";
@@ -278,10 +279,8 @@ static int worker_add(dist_strategy_t* strategy, int steps) {
 static dist_variable_t* sync_variable(dist_strategy_t* strategy, const char* name) {
   const int64_t shape[1] = {6};
   dist_variable_options_t options = variable_options(name, DIST_DTYPE_F64, shape, 1);
-  static dist_optimizer_options_t sgd = DIST_OPTIMIZER_OPTIONS_INIT;
-  sgd.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
-  sgd.kind = DIST_OPTIMIZER_SGD;
-  sgd.learning_rate = 0.5;
+  static dist_optimizer_options_t sgd;
+  sgd = optimizer_options(DIST_OPTIMIZER_SGD, 0.5);
   options.field_mask |= DIST_VARIABLE_OPT_OPTIMIZER | DIST_VARIABLE_OPT_NUM_SHARDS | DIST_VARIABLE_OPT_SYNC_GRADIENTS;
   options.optimizer = &sgd;
   options.num_shards = 2;
@@ -716,10 +715,7 @@ static void test_server_optimizers(void** state) {
   assert_memory_equal(worker_adagrad, server_adagrad, sizeof worker_adagrad);
 
   /* Adagrad's defaults are Keras': initial accumulator 0.1, epsilon 1e-7. */
-  dist_optimizer_options_t defaults = DIST_OPTIMIZER_OPTIONS_INIT;
-  defaults.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
-  defaults.kind = DIST_OPTIMIZER_ADAGRAD;
-  defaults.learning_rate = 1.0;
+  const dist_optimizer_options_t defaults = optimizer_options(DIST_OPTIMIZER_ADAGRAD, 1.0);
   const int64_t scalar_shape[1] = {1};
   dist_variable_options_t options = variable_options("opt.adagrad.defaults", DIST_DTYPE_F64, scalar_shape, 1);
   options.field_mask |= DIST_VARIABLE_OPT_OPTIMIZER;
@@ -805,10 +801,7 @@ static void test_sync_staleness(void** state) {
            ports.ports[0], ports.ports[1], ports.ports[2]);
   dist_cluster_t* cluster = cluster_from(single);
   dist_strategy_t* strategy = ps_strategy(cluster, DIST_PLACEMENT_ROUND_ROBIN);
-  dist_optimizer_options_t sgd = DIST_OPTIMIZER_OPTIONS_INIT;
-  sgd.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
-  sgd.kind = DIST_OPTIMIZER_SGD;
-  sgd.learning_rate = 1.0;
+  const dist_optimizer_options_t sgd = optimizer_options(DIST_OPTIMIZER_SGD, 1.0);
   const int64_t shape[1] = {4};
   for (int32_t staleness = 0; staleness <= 1; ++staleness) {
     char name[64];

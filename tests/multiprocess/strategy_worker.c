@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "c_api.h"
+#include "optimizer_options.h"
 #include "regression_model.h"
 #include "unfused_all_reduce.h"
 
@@ -354,10 +355,7 @@ static double adam_gradient(int32_t id, int i, uint64_t e, int step) {
 
 static void train_adam(dist_strategy_t* strategy, int local) {
   const int32_t replicas = workers * local;
-  dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
-  opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
-  opt.kind = DIST_OPTIMIZER_ADAM;
-  opt.learning_rate = 0.05;
+  const dist_optimizer_options_t opt = optimizer_options(DIST_OPTIMIZER_ADAM, 0.05);
   dist_optimizer_t* optimizer = NULL;
   MUST(dist_optimizer_create(&opt, &optimizer));
   dist_variable_t* vars[kAdamVars];
@@ -490,10 +488,7 @@ static void scenario_fusion(const char* communication, const char* local_text) {
 static void scenario_train(void) {
   dist_strategy_t* strategy = join(kLocal, 30, DIST_COMMUNICATION_RING);
   if (strategy == NULL) exit(2);
-  dist_optimizer_options_t opt = DIST_OPTIMIZER_OPTIONS_INIT;
-  opt.field_mask = DIST_OPTIMIZER_OPT_KIND | DIST_OPTIMIZER_OPT_LEARNING_RATE;
-  opt.kind = DIST_OPTIMIZER_ADAM;
-  opt.learning_rate = 0.2;
+  const dist_optimizer_options_t opt = optimizer_options(DIST_OPTIMIZER_ADAM, 0.2);
   float w[kRegressionFeatures];
   MUST(regression_train(strategy, &opt, 300, w));
   for (int f = 0; f < kRegressionFeatures; ++f) CHECK(fabsf(w[f] - (float)(f + 1)) < 0.1f, "w[%d] = %g", f, w[f]);
