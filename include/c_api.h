@@ -1141,7 +1141,9 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
  * fused buckets as dist_strategy_batch_all_reduce does, then the optimizer
  * updates every copy of every variable. On workers that share a host, the
  * optimizer updates each part of a variable as soon as that part of its
- * gradient is reduced, in the same pass. The gradient buffers are scratch: what
+ * gradient is reduced, in the same pass; with SGD, which keeps no state, each
+ * part is updated by one worker and the new weights are shared with the others
+ * (the same bits everywhere). The gradient buffers are scratch: what
  * they hold afterwards is unspecified (they may hold partial or complete sums
  * over the replicas). */
 DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strategy,

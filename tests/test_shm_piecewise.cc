@@ -2,8 +2,9 @@
 // path, with the ranks as threads of this process mapping one real segment:
 // pieces cut anywhere (empty ones included) against references computed here,
 // every element handed over exactly once and each part within one slot, MEAN,
-// several rank counts, and a sink that throws on one rank, which must not
-// leave the others waiting. Plus PieceList's addressing on its own.
+// several rank counts, a sink that throws on one rank, which must not leave
+// the others waiting, and a finisher that rewrites each part on its owner (or
+// fails, which must fail every rank). Plus PieceList's addressing on its own.
 #include <unistd.h>
 
 #include <algorithm>
@@ -94,6 +95,8 @@ double input_value(int rank, size_t i) { return static_cast<double>((i * 7 + sta
 struct Delivered {
   std::vector<double> value;
   std::vector<int> times;
+  std::vector<double> finished_value;  // what this rank's finisher was given
+  std::vector<int> finished_times;
   size_t largest_part = 0;
 };
 
@@ -105,7 +108,12 @@ struct RunResult {
   std::vector<std::string> errors;
 };
 
-RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, int throwing_rank) {
+// Finisher modes: none; each owner rewrites its part to 10 * sum + 1; or the
+// finisher of `throwing_rank` throws.
+enum class Finish { kNone, kRewrite, kThrow };
+
+RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, int throwing_rank,
+                        Finish finish_mode = Finish::kNone) {
   const std::string name = "/dist-test-piecewise-" + std::to_string(getpid()) + "-" + std::to_string(n);
   std::vector<dist::ShmSegment> segments;
   segments.push_back(dist::ShmSegment::create(name, n, kSlotBytes));
@@ -118,6 +126,9 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
   result.delivered.resize(static_cast<size_t>(n));
   result.errors.resize(static_cast<size_t>(n));
   std::vector<std::thread> threads;
+  // One failure state for all ranks, as the communicators' failures reach
+  // their peers in a real job.
+  auto failure = std::make_shared<dist::FailureFlag>();
   std::vector<std::string> names;
   for (int r = 0; r < n; ++r) names.push_back("rank " + std::to_string(r));
   for (int r = 0; r < n; ++r) {
@@ -136,9 +147,22 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
       Delivered& mine = result.delivered[static_cast<size_t>(r)];
       mine.value.assign(total, -1);
       mine.times.assign(total, 0);
+      mine.finished_value.assign(total, -1);
+      mine.finished_times.assign(total, 0);
       int parts = 0;
+      auto finish = [&](size_t first, void* reduced, size_t count) {
+        if (finish_mode == Finish::kThrow && r == throwing_rank) throw std::runtime_error("finisher failed");
+        auto* values = static_cast<double*>(reduced);
+        for (size_t k = 0; k < count; ++k) {
+          mine.finished_value[first + k] = values[k];
+          ++mine.finished_times[first + k];
+          values[k] = 10 * values[k] + 1;
+        }
+      };
       auto record = [&](size_t first, const void* reduced, size_t count) {
-        if (r == throwing_rank && ++parts == 3) throw std::runtime_error("sink failed on purpose");
+        if (r == throwing_rank && finish_mode == Finish::kNone && ++parts == 3) {
+          throw std::runtime_error("sink failed on purpose");
+        }
         const auto* values = static_cast<const double*>(reduced);
         for (size_t k = 0; k < count; ++k) {
           mine.value[first + k] = values[k];
@@ -146,8 +170,7 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
         }
         mine.largest_part = std::max(mine.largest_part, count * sizeof(double));
       };
-      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names,
-                           std::make_shared<dist::FailureFlag>());
+      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
       dist::CallSignature signature;
       signature.kind = dist::CollectiveKind::kAllReduce;
       signature.dtype = DType::F64;
@@ -155,9 +178,12 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
       signature.count = total;
       try {
         group.begin(signature, 1, std::chrono::steady_clock::now() + std::chrono::seconds(30));
-        dist::shm_allreduce_split(group, list, dist::ResultSink(record), DType::F64, op);
+        const dist::PartFinisher finisher(finish);
+        dist::shm_allreduce_split(group, list, dist::ResultSink(record), DType::F64, op,
+                                  finish_mode == Finish::kNone ? nullptr : &finisher);
       } catch (const std::exception& e) {
         result.errors[static_cast<size_t>(r)] = e.what();
+        failure->set(dist::Status::kInternal, e.what());  // what the communicator does
       }
     });
   }
@@ -214,6 +240,48 @@ void test_piecewise_sink_failure_finishes_the_call(void** state) {
   check_against_reference(run, 3, 2800, ReduceOp::SUM, 1);
 }
 
+// With a finisher, each element is finished by exactly one rank (given the
+// reduced value) and received by every other rank as the finisher left it;
+// a rank's sink never sees the parts it finished.
+void test_piecewise_finisher_rewrites_parts(void** state) {
+  (void)state;
+  const std::vector<size_t> sizes = {0, 700, 1, 0, 2100};
+  for (int n = 2; n <= 3; ++n) {
+    const RunResult run = run_piecewise(n, sizes, ReduceOp::SUM, -1, Finish::kRewrite);
+    for (size_t i = 0; i < 2801; ++i) {
+      double sum = 0;
+      for (int q = 0; q < n; ++q) sum += input_value(q, i);
+      int finishers = 0;
+      for (int r = 0; r < n; ++r) {
+        const Delivered& d = run.delivered[static_cast<size_t>(r)];
+        if (!run.errors[static_cast<size_t>(r)].empty()) fail_msg("rank %d: %s", r, run.errors[r].c_str());
+        if (d.finished_times[i] + d.times[i] != 1) {
+          fail_msg("%d ranks, rank %d, element %zu: finished %d times and received %d times", n, r, i,
+                   d.finished_times[i], d.times[i]);
+        }
+        if (d.finished_times[i] == 1) {
+          ++finishers;
+          if (d.finished_value[i] != sum) fail_msg("element %zu finished from %g, not the sum %g", i, d.finished_value[i], sum);
+        } else if (d.value[i] != 10 * sum + 1) {
+          fail_msg("rank %d received %g for element %zu, not the finished %g", r, d.value[i], i, 10 * sum + 1);
+        }
+      }
+      if (finishers != 1) fail_msg("element %zu was finished by %d ranks", i, finishers);
+    }
+  }
+}
+
+// A finisher that fails must not let the others take its unfinished part
+// for a result: every rank's call fails.
+void test_piecewise_finisher_failure_fails_everyone(void** state) {
+  (void)state;
+  const RunResult run = run_piecewise(2, {5000}, ReduceOp::SUM, 0, Finish::kThrow);
+  for (int r = 0; r < 2; ++r) {
+    if (run.errors[static_cast<size_t>(r)].empty()) fail_msg("rank %d's call succeeded", r);
+  }
+  if (run.errors[0].find("finisher failed") == std::string::npos) fail_msg("rank 0: %s", run.errors[0].c_str());
+}
+
 }  // namespace
 
 int main() {
@@ -221,6 +289,8 @@ int main() {
       cmocka_unit_test(test_piece_list_addressing),
       cmocka_unit_test(test_piecewise_sum_and_mean),
       cmocka_unit_test(test_piecewise_sink_failure_finishes_the_call),
+      cmocka_unit_test(test_piecewise_finisher_rewrites_parts),
+      cmocka_unit_test(test_piecewise_finisher_failure_fails_everyone),
   };
   return cmocka_run_group_tests_name("shm_piecewise", tests, nullptr, nullptr);
 }

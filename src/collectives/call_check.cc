@@ -182,6 +182,9 @@ void check_call(int ranks, int rank, const CollectiveCall& call) {
     check.check_pieces();
     return;
   }
+  if (call.finish != nullptr) {
+    fail(Status::kInternal, "run_collective: a finisher is only for a piecewise all-reduce");
+  }
   check.check_buffers(check.shape());
 }
 

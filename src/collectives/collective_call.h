@@ -22,13 +22,15 @@ namespace dist {
 // recv may be null on non-root ranks of reduce.
 //
 // A piecewise all-reduce (piecewise.h) sets `pieces` and `sink` instead of
-// send and recv; it runs only where Communicator::takes_pieces() says so.
+// send and recv, and optionally `finish`; it runs only where
+// Communicator::takes_pieces() says so.
 struct CollectiveCall {
   CallSignature signature;
   const void* send = nullptr;
   void* recv = nullptr;
   const PieceList* pieces = nullptr;
   const ResultSink* sink = nullptr;
+  const PartFinisher* finish = nullptr;
 };
 
 // Which algorithm to use; empty means choose by size and rank count.

@@ -68,22 +68,34 @@ class PieceList {
   std::vector<size_t> starts_;  // first element of each piece; empty for one piece
 };
 
-// Receives elements [first, first + count) of the result; `reduced` is valid
-// only during the call. A reference to a callable, so handing one over never
-// allocates; the callable must outlive the collective call.
-class ResultSink {
+// A reference to a callable taking one part of the result, elements [first,
+// first + count); `Data` is `const void` for a reader, `void` for a callable
+// that may rewrite the part. Handing one over never allocates; the callable
+// must outlive the collective call, and `data` is valid only during its call.
+template <typename Data>
+class PartCallback {
  public:
-  template <typename Fn, typename = std::enable_if_t<!std::is_same_v<std::decay_t<Fn>, ResultSink>>>
-  ResultSink(Fn& fn)  // NOLINT(google-explicit-constructor): used like a function
-      : self_(&fn), call_([](void* self, size_t first, const void* reduced, size_t count) {
-          (*static_cast<Fn*>(self))(first, reduced, count);
+  template <typename Fn, typename = std::enable_if_t<!std::is_same_v<std::decay_t<Fn>, PartCallback>>>
+  PartCallback(Fn& fn)  // NOLINT(google-explicit-constructor): used like a function
+      : self_(&fn), call_([](void* self, size_t first, Data* data, size_t count) {
+          (*static_cast<Fn*>(self))(first, data, count);
         }) {}
 
-  void operator()(size_t first, const void* reduced, size_t count) const { call_(self_, first, reduced, count); }
+  void operator()(size_t first, Data* data, size_t count) const { call_(self_, first, data, count); }
 
  private:
   void* self_;
-  void (*call_)(void*, size_t, const void*, size_t);
+  void (*call_)(void*, size_t, Data*, size_t);
 };
+
+// Receives each finished part of the result.
+using ResultSink = PartCallback<const void>;
+
+// Optional: called on the one rank that reduced a part, before any other rank
+// sees it, with the part in shared memory; what it leaves there is what the
+// other ranks' sinks receive, and that rank's own sink is not called for the
+// part. An optimizer uses it to update each weight once, on one worker, and
+// hand the new weights to the others instead of the gradient.
+using PartFinisher = PartCallback<void>;
 
 }  // namespace dist

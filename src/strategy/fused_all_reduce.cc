@@ -214,7 +214,7 @@ void combine_into_first_replica(const std::vector<std::vector<TensorRef>>& per_r
 // it, one call instead of one per bucket; an optimizer as consumer updates
 // the weights in the same pass.
 void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
-                      const FusedConsumer& consume) {
+                      const FusedConsumer& consume, const FusedFinisher* finish) {
   if (per_replica.size() > 1) combine_into_first_replica(per_replica);
   const std::vector<TensorRef>& tensors = per_replica[0];
   // The collective's MEAN divides by the workers; with several local
@@ -251,14 +251,22 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
           reduced = part.data();
         }
         list.for_each_span(first, count, [&](size_t piece, size_t offset, size_t at, size_t elements) {
-          consume(FusedSegment{tensor_of[piece], offset, elements, dtype},
+          consume(FusedSegment{tensor_of[piece], offset, elements, dtype, finish != nullptr},
                   static_cast<const unsigned char*>(reduced) + at * size_of(dtype));
         });
       } catch (...) {
         failure = std::current_exception();
       }
     };
-    strategy.all_reduce_pieces_across_workers(list, dtype, wire_op, ResultSink(to_consumer));
+    auto to_finisher = [&](size_t first, void* reduced, size_t count) {
+      list.for_each_span(first, count, [&](size_t piece, size_t offset, size_t at, size_t elements) {
+        (*finish)(FusedSegment{tensor_of[piece], offset, elements, dtype, false},
+                  static_cast<unsigned char*>(reduced) + at * size_of(dtype));
+      });
+    };
+    const PartFinisher finisher(to_finisher);
+    strategy.all_reduce_pieces_across_workers(list, dtype, wire_op, ResultSink(to_consumer),
+                                              finish != nullptr ? &finisher : nullptr);
     if (failure) std::rethrow_exception(failure);
   }
 }
@@ -266,14 +274,15 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
 }  // namespace
 
 void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
-                      const FusedConsumer& consume) {
+                      const FusedConsumer& consume, const FusedFinisher* finish) {
   if (op != ReduceOp::SUM && op != ReduceOp::MEAN) {
     fail_invalid(std::string("op ") + name(op) + " is not SUM or MEAN");
   }
+  if (finish != nullptr && op != ReduceOp::SUM) fail(Status::kInternal, "fused_all_reduce: a finisher needs SUM");
   check_tensors(strategy, per_replica);
   check_disjoint(per_replica);
   if (strategy.all_reduces_pieces_across_workers()) {
-    fuse_in_one_call(strategy, op, per_replica, consume);
+    fuse_in_one_call(strategy, op, per_replica, consume, finish);
     return;
   }
   FusionPipeline pipeline(strategy, op, per_replica, consume);

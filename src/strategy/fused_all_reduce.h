@@ -31,9 +31,20 @@ struct FusedSegment {
   uint64_t offset = 0;
   uint64_t count = 0;
   DType dtype = DType::F32;
+  // The data is a finisher's output (FusedFinisher), not the reduced values.
+  bool finished = false;
 };
 
 using FusedConsumer = std::function<void(const FusedSegment& segment, const void* reduced)>;
+
+// Optional, with op SUM: turns a segment's reduced values into something else
+// in place, on one worker only (collectives/piecewise.h, PartFinisher); the
+// other workers' consumers then receive that output with `finished` set, and
+// this worker's consumer does not see the segment. Only the one-host path
+// finishes; elsewhere the finisher is never called and every consumer gets
+// the reduced values. It must not throw for a reason the others do not share:
+// a failure fails the call on every worker.
+using FusedFinisher = std::function<void(const FusedSegment& segment, void* reduced)>;
 
 // per_replica[r][i] is local replica r's tensor i; every replica's tensor i has
 // the same dtype and count. op SUM or MEAN (over every replica in sync).
@@ -43,7 +54,7 @@ using FusedConsumer = std::function<void(const FusedSegment& segment, const void
 // the communicator's thread while the caller waits.
 // Collective in a multi-worker strategy.
 void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
-                      const FusedConsumer& consume);
+                      const FusedConsumer& consume, const FusedFinisher* finish = nullptr);
 
 // A consumer that writes the result back into every replica's tensors.
 FusedConsumer write_back_to_replicas(const std::vector<std::vector<TensorRef>>& per_replica);

@@ -35,6 +35,9 @@ class Optimizer {
   explicit Optimizer(const OptimizerConfig& config);
 
   int64_t iterations() const { return iterations_; }
+  // SGD keeps no state per element: any worker may update any element, and
+  // the others may take the result instead of repeating the arithmetic.
+  bool stateless() const { return config_.kind == OptimizerKind::kSgd; }
 
   // Starts one apply_gradients step (Adam's bias correction counts them).
   void begin_step() { ++iterations_; }

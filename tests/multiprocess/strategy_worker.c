@@ -344,7 +344,7 @@ static void check_batch(dist_buffer_t* buffers, int local, dist_op_t op, const c
   }
 }
 
-/* Adam on f32 and f64 variables, against the test's own arithmetic in double. */
+/* Adam and SGD on f32 and f64 variables, against the test's own arithmetic in double. */
 enum { kAdamVars = 4, kAdamSteps = 3 };
 static const uint64_t kAdamSizes[kAdamVars] = {1, 7, 70001, 40000};
 static const dist_dtype_t kAdamTypes[kAdamVars] = {DIST_DTYPE_F32, DIST_DTYPE_F32, DIST_DTYPE_F32, DIST_DTYPE_F64};
@@ -353,9 +353,12 @@ static double adam_gradient(int32_t id, int i, uint64_t e, int step) {
   return cos((double)(e * 3 + (uint64_t)(id + step + i)));
 }
 
-static void train_adam(dist_strategy_t* strategy, int local) {
+/* Trains the variables with Adam or SGD (whose update one worker makes and
+ * shares on one host) and prints "<name> weights <hash>". */
+static void train_variables(dist_strategy_t* strategy, int local, dist_optimizer_kind_t kind, const char* name) {
   const int32_t replicas = workers * local;
-  const dist_optimizer_options_t opt = optimizer_options(DIST_OPTIMIZER_ADAM, 0.05);
+  const int adam = kind == DIST_OPTIMIZER_ADAM;
+  const dist_optimizer_options_t opt = optimizer_options(kind, 0.05);
   dist_optimizer_t* optimizer = NULL;
   MUST(dist_optimizer_create(&opt, &optimizer));
   dist_variable_t* vars[kAdamVars];
@@ -419,9 +422,13 @@ static void train_adam(dist_strategy_t* strategy, int local) {
           }
           mean = sum / replicas;
         }
-        m[i][e] = 0.9 * m[i][e] + 0.1 * mean;
-        v[i][e] = 0.999 * v[i][e] + 0.001 * mean * mean;
-        reference[i][e] -= lr * m[i][e] / (sqrt(v[i][e]) + 1e-7);
+        if (adam) {
+          m[i][e] = 0.9 * m[i][e] + 0.1 * mean;
+          v[i][e] = 0.999 * v[i][e] + 0.001 * mean * mean;
+          reference[i][e] -= lr * m[i][e] / (sqrt(v[i][e]) + 1e-7);
+        } else {
+          reference[i][e] -= 0.05 * mean;
+        }
       }
     }
     MUST(dist_strategy_apply_gradients(strategy, vars, grads, kAdamVars, optimizer));
@@ -436,7 +443,7 @@ static void train_adam(dist_strategy_t* strategy, int local) {
     for (uint64_t e = 0; e < kAdamSizes[i]; ++e) {
       const double x = element == 4 ? ((float*)got)[e] : ((double*)got)[e];
       if (fabs(x - reference[i][e]) > 1e-5) {
-        CHECK(0, "Adam var %d element %llu: %.9g, expected %.9g", i, (unsigned long long)e, x, reference[i][e]);
+        CHECK(0, "%s var %d element %llu: %.9g, expected %.9g", name, i, (unsigned long long)e, x, reference[i][e]);
         break;
       }
     }
@@ -448,7 +455,7 @@ static void train_adam(dist_strategy_t* strategy, int local) {
     free(v[i]);
     dist_variable_destroy(vars[i]);
   }
-  printf("adam weights %016llx\n", (unsigned long long)hash);
+  printf("%s weights %016llx\n", name, (unsigned long long)hash);
   fflush(stdout);
   dist_optimizer_destroy(optimizer);
 }
@@ -479,7 +486,8 @@ static void scenario_fusion(const char* communication, const char* local_text) {
   const dist_status_t status = dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, twice, 2);
   CHECK(status == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "overlaps"), "aliased tensors: %s %s",
         dist_status_string(status), dist_last_error());
-  train_adam(strategy, local);
+  train_variables(strategy, local, DIST_OPTIMIZER_ADAM, "adam");
+  train_variables(strategy, local, DIST_OPTIMIZER_SGD, "sgd");
   leave(strategy);
 }
 

@@ -27,8 +27,10 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
 // (allreduce_split.cc counts it). Best from a few KiB on.
 void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 // The same with its input in pieces and its result handed to `sink` part by
-// part (piecewise.h); every part lies within one slot.
-void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op);
+// part (piecewise.h), each rank's own slice through `finish` first when given;
+// every part lies within one slot.
+void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
+                         const PartFinisher* finish = nullptr);
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root);
 void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root);
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype);

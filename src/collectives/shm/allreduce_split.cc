@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <exception>
+#include <string>
 
+#include "base/status.h"
 #include "collectives/algorithms/block_layout.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
@@ -19,7 +21,8 @@ namespace dist {
 // message (copy in (n-1)/n, combine, copy out (n-1)/n, with a sink that
 // copies), against 5 for a direct combine of whole slots, and only (n-1)/n of
 // it crosses cores.
-void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op) {
+void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
+                         const PartFinisher* finish) {
   const size_t element = size_of(dtype);
   const size_t per_step = group.slot_bytes() / element;
   const size_t count = input.count();
@@ -35,6 +38,19 @@ void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSi
       sink(first, reduced, elements);
     } catch (...) {
       sink_failure = std::current_exception();
+    }
+  };
+  // A finisher that fails leaves its part unfinished, which the others must
+  // not take for a result: the call fails at once, and the communicator's
+  // failure reaches every peer, instead of running to its end.
+  auto finish_own = [&](size_t first, unsigned char* reduced, size_t elements) {
+    if (elements == 0) return;
+    try {
+      (*finish)(first, reduced, elements);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(Status::kInternal, std::string("finishing part of an all-reduce: ") + e.what());
     }
   };
   // Copies into `slot` the slices of the chunk at `first` that the others combine.
@@ -61,8 +77,9 @@ void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSi
       reduce_many(slot + mine + at * element, inputs, static_cast<size_t>(n), k, dtype, op);
     });
     if (op == ReduceOp::MEAN) finalize_mean(slot + mine, slices.size(me), dtype, n);
+    if (finish != nullptr) finish_own(first + slices.offset(me), slot + mine, slices.size(me));
     group.publish_reduced();
-    deliver(first + slices.offset(me), slot + mine, slices.size(me));
+    if (finish == nullptr) deliver(first + slices.offset(me), slot + mine, slices.size(me));
     // While the others finish combining, read the next step's input: the
     // memory traffic overlaps the wait instead of following it.
     if (first + elements < count) copy_in(group.my_next_slot(), first + elements);
