@@ -1,5 +1,6 @@
-// Strict number parsing for configuration text: the whole string must be a
-// decimal integer within [min, max], or the error names the field and the value.
+// Strict number parsing for configuration text (the whole string must be a
+// decimal integer within [min, max], or the error names the field and the
+// value), and the integer tests the algorithms share.
 #pragma once
 
 #include <cstdint>
@@ -15,5 +16,9 @@ inline int32_t parse_int32(const std::string& text, const std::string& field, in
                            int32_t max = INT32_MAX) {
   return static_cast<int32_t>(parse_integer(text, field, min, max));
 }
+
+// 1, 2, 4, 8, ...: rank counts that halving algorithms need no fold for, and
+// divisors whose reciprocal is exact in binary floating point.
+constexpr bool is_power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 }  // namespace dist

@@ -1,11 +1,10 @@
 #include "collectives/algorithm_select.h"
 
+#include "base/numbers.h"
 #include "base/status.h"
 
 namespace dist {
 namespace {
-
-bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 Algorithm forced_all_reduce(const std::string& forced) {
   if (forced == "ring") return Algorithm::kAllReduceRing;

@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/numbers.h"
 #include "base/status.h"
 #include "collectives/reduce_element_ops.h"
 #include "collectives/reduce_kernels.h"
@@ -61,8 +62,6 @@ void scale_floats(S* __restrict buf, size_t count, Q reciprocal) {
     buf[i] = Codec::store(static_cast<typename Codec::Acc>(quotient));
   }
 }
-
-bool is_power_of_two(int64_t divisor) { return (divisor & (divisor - 1)) == 0; }
 
 // For f32 and the 16-bit types, whose compute type is f32.
 template <typename Codec>

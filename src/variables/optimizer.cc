@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "base/numbers.h"
 #include "ps/optimizers/update_rules.h"
 
 namespace dist {
@@ -111,7 +112,7 @@ void Optimizer::apply_mean(T* value, const T* gradient_sum, int64_t divisor, uin
   // same correctly rounded quotient, bit for bit, at a fraction of the cost
   // (a vector division is several times slower than a multiplication, and
   // this loop runs over every parameter of the model each step).
-  if ((divisor & (divisor - 1)) == 0) {
+  if (is_power_of_two(divisor)) {
     const T reciprocal = T(1) / static_cast<T>(divisor);
     apply_typed(value, gradient_sum, [reciprocal](T sum) { return sum * reciprocal; }, count, slots, offset);
   } else {
