@@ -158,18 +158,26 @@ void test_two_piece_payloads_on_the_lane(void** state) {
   }
 }
 
+// A client of the server at `address` that gets no lane still moves a shard
+// of n bytes created under `name` bit for bit, all of it over TCP. Returns
+// the shard's id.
+uint64_t round_trip_without_lane(const std::string& address, const char* name, size_t n, unsigned seed) {
+  PsClient client(options_for(address));
+  client.connect(0);
+  assert_false(client.has_lane(0));
+  const uint64_t id = variable_shard_id(name, 0);
+  client.wait(client.create(0, id, bytes_spec(name, static_cast<int64_t>(n)), nullptr));
+  push_pull_round_trip(client, id, n, seed);
+  assert_int_equal(client.lane_payloads(0), 0);
+  return id;
+}
+
 void test_ucx_turned_off_uses_tcp(void** state) {
   (void)state;
   setenv("DIST_PS_UCX", "0", 1);
   auto server = start_server();
-  PsClient client(options_for(server->bound_address()));
-  client.connect(0);
-  assert_false(client.has_lane(0));
   const size_t n = 4 * 1024 * 1024 + 3;
-  const uint64_t id = variable_shard_id("off", 0);
-  client.wait(client.create(0, id, bytes_spec("off", static_cast<int64_t>(n)), nullptr));
-  push_pull_round_trip(client, id, n, 3);
-  assert_int_equal(client.lane_payloads(0), 0);
+  const uint64_t id = round_trip_without_lane(server->bound_address(), "off", n, 3);
   assert_int_equal(server->lane_payloads(), 0);
   unsetenv("DIST_PS_UCX");
 
@@ -213,14 +221,7 @@ void test_servers_without_a_usable_lane_fall_back(void** state) {
   Process tcp_only = spawn_server(ports.ports[1], {"UCX_TLS=tcp"}, "tcp-only");
   setenv("UCX_TLS", "sm", 1);
   for (int port : {ports.ports[0], ports.ports[1]}) {
-    PsClient client(options_for("127.0.0.1:" + std::to_string(port)));
-    client.connect(0);
-    assert_false(client.has_lane(0));
-    const size_t n = 2 * 1024 * 1024 + 1;
-    const uint64_t id = variable_shard_id("fallback", 0);
-    client.wait(client.create(0, id, bytes_spec("fallback", static_cast<int64_t>(n)), nullptr));
-    push_pull_round_trip(client, id, n, 5);
-    assert_int_equal(client.lane_payloads(0), 0);
+    round_trip_without_lane("127.0.0.1:" + std::to_string(port), "fallback", 2 * 1024 * 1024 + 1, 5);
   }
   unsetenv("UCX_TLS");
   assert_int_equal(stop(off, SIGTERM), 0);

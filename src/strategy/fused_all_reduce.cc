@@ -70,6 +70,16 @@ void check_disjoint(const std::vector<std::vector<TensorRef>>& per_replica) {
   }
 }
 
+// The tensors' dtypes in the order they first appear: every worker fuses
+// them in this order, one dtype at a time.
+std::vector<DType> dtypes_in_order(const std::vector<TensorRef>& tensors) {
+  std::vector<DType> dtypes;
+  for (const TensorRef& t : tensors) {
+    if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
+  }
+  return dtypes;
+}
+
 class FusionPipeline {
  public:
   FusionPipeline(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
@@ -85,10 +95,7 @@ class FusionPipeline {
 
   void run() {
     const std::vector<TensorRef>& tensors = per_replica_[0];
-    std::vector<DType> dtypes;
-    for (const TensorRef& t : tensors) {
-      if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
-    }
+    const std::vector<DType> dtypes = dtypes_in_order(tensors);
     // With one local replica there is nothing to combine, so a large tensor can
     // go on the wire from where it lies, sparing a copy in and a copy out.
     const bool zero_copy = per_replica_.size() == 1;
@@ -223,10 +230,7 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
   const bool mean_here = op == ReduceOp::MEAN && per_replica.size() > 1;
   const ReduceOp wire_op = mean_here ? ReduceOp::SUM : op;
   std::vector<unsigned char> part;
-  std::vector<DType> dtypes;
-  for (const TensorRef& t : tensors) {
-    if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) dtypes.push_back(t.dtype);
-  }
+  const std::vector<DType> dtypes = dtypes_in_order(tensors);
   std::vector<Piece> pieces;
   std::vector<size_t> tensor_of;  // the tensor each piece is
   for (DType dtype : dtypes) {
