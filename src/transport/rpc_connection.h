@@ -122,7 +122,6 @@ class RpcConnection {
   void pump(short revents);
   void pump_send();
   void pump_receive();
-  void finish_front(Status status, std::string error);
   void protocol_error(const std::string& problem);
 
   std::string peer_;

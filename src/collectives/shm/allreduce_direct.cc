@@ -12,7 +12,7 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
   const size_t per_step = group.slot_bytes() / element;
   auto* out = static_cast<unsigned char*>(recv);
   // A large result is combined into a cached scratch chunk and streamed out.
-  const bool streamed = count * element >= kStreamStoreMinBytes;
+  const bool streamed = streams_result(send, recv, count * element);
   std::vector<unsigned char> scratch(streamed ? per_step * element : 0);
   const auto* in = static_cast<const unsigned char*>(send);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {

@@ -98,11 +98,7 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
   const Piece whole{send, count};
   const PieceList input(&whole, 1, element);
   auto* out = static_cast<unsigned char*>(recv);
-  // A large result goes to memory with streaming stores, unless it overwrites
-  // the input: those lines were just read and sit in the cache, where plain
-  // stores are cheaper (one 102 MB all-reduce in place: 20-24 ms against
-  // 24-26 ms streamed, bench/apply_gradients).
-  const bool streamed = count * element >= kStreamStoreMinBytes && send != recv;
+  const bool streamed = streams_result(send, recv, count * element);
   auto write_out = [out, element, streamed](size_t first, const void* reduced, size_t elements) {
     if (streamed) {
       stream_store(out + first * element, reduced, elements * element);
