@@ -1,7 +1,6 @@
 // dist_optimizer_*, dist_strategy_batch_all_reduce and
 // dist_strategy_apply_gradients: the fused gradient step.
 #include <algorithm>
-#include <cstring>
 
 #include "c_api/guard.h"
 #include "c_api/optimizer_options.h"
@@ -121,11 +120,9 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
     // it and hands the new weights to the others, who write them without
     // reading their old weights (the same arithmetic, done once).
     const dist::FusedFinisher share_update = [&](const dist::FusedSegment& segment, void* reduced_sum) {
-      update(segment, reduced_sum);
-      const dist::Variable& v = *variables[segment.tensor];
-      const size_t element = dist::size_of(segment.dtype);
-      std::memcpy(reduced_sum, static_cast<const unsigned char*>(v.copy(0)) + segment.offset * element,
-                  static_cast<size_t>(segment.count) * element);
+      dist::Variable& v = *variables[segment.tensor];
+      opt.apply_and_publish(v, segment.offset, reduced_sum, segment.count, replicas);
+      v.mirror_range(segment.offset, segment.count);
     };
     dist::fused_all_reduce(
         s, dist::ReduceOp::SUM, gradients,

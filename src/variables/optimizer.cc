@@ -33,6 +33,36 @@ void check_optimizer_config(const OptimizerConfig& c) {
   }
 }
 
+namespace {
+
+// Calls f(T{}) with T the C++ type of an optimizable dtype (f32 or f64).
+template <typename F>
+void with_element_type(DType dtype, F&& f) {
+  if (dtype == DType::F32) {
+    f(float{});
+  } else {
+    f(double{});
+  }
+}
+
+// Calls f(mean), where mean(sum) is the mean gradient of a sum over `divisor`
+// replicas. Dividing by a power of two is multiplying by its exact
+// reciprocal: the same correctly rounded quotient, bit for bit, at a fraction
+// of the cost (a vector division is several times slower than a
+// multiplication, and this runs over every parameter of the model each step).
+template <typename T, typename F>
+void with_mean(int64_t divisor, F&& f) {
+  if (is_power_of_two(divisor)) {
+    const T reciprocal = T(1) / static_cast<T>(divisor);
+    f([reciprocal](T sum) { return sum * reciprocal; });
+  } else {
+    const T by = static_cast<T>(divisor);
+    f([by](T sum) { return sum / by; });
+  }
+}
+
+}  // namespace
+
 Optimizer::Optimizer(const OptimizerConfig& config) : config_(config) { check_optimizer_config(config_); }
 
 void Optimizer::check_dtype(const Variable& variable) {
@@ -88,37 +118,41 @@ void Optimizer::apply_typed(T* value, const T* gradient_sum, Mean mean, uint64_t
   }
 }
 
-void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient_sum, uint64_t count,
-                      int64_t divisor) {
+void Optimizer::check_update(const Variable& variable, int64_t divisor) const {
   check_dtype(variable);
   if (iterations_ == 0) fail_invalid("Optimizer::apply before begin_step");
   if (divisor < 1 || divisor > (int64_t{1} << 24)) {
     fail_invalid("Optimizer::apply: divisor " + std::to_string(divisor) + " is out of range 1..2^24");
   }
-  Slots& slots = slots_of(variable);
-  if (variable.dtype() == DType::F32) {
-    apply_mean(static_cast<float*>(variable.copy(0)) + offset, static_cast<const float*>(gradient_sum), divisor,
-               count, slots, offset);
-  } else {
-    apply_mean(static_cast<double*>(variable.copy(0)) + offset, static_cast<const double*>(gradient_sum), divisor,
-               count, slots, offset);
-  }
 }
 
-template <typename T>
-void Optimizer::apply_mean(T* value, const T* gradient_sum, int64_t divisor, uint64_t count, Slots& slots,
-                           uint64_t offset) {
-  // Dividing by a power of two is multiplying by its exact reciprocal: the
-  // same correctly rounded quotient, bit for bit, at a fraction of the cost
-  // (a vector division is several times slower than a multiplication, and
-  // this loop runs over every parameter of the model each step).
-  if (is_power_of_two(divisor)) {
-    const T reciprocal = T(1) / static_cast<T>(divisor);
-    apply_typed(value, gradient_sum, [reciprocal](T sum) { return sum * reciprocal; }, count, slots, offset);
-  } else {
-    const T by = static_cast<T>(divisor);
-    apply_typed(value, gradient_sum, [by](T sum) { return sum / by; }, count, slots, offset);
-  }
+void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient_sum, uint64_t count,
+                      int64_t divisor) {
+  check_update(variable, divisor);
+  Slots& slots = slots_of(variable);
+  with_element_type(variable.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    auto* value = static_cast<T*>(variable.copy(0)) + offset;
+    const auto* sums = static_cast<const T*>(gradient_sum);
+    with_mean<T>(divisor, [&](auto mean) { apply_typed(value, sums, mean, count, slots, offset); });
+  });
+}
+
+void Optimizer::apply_and_publish(Variable& variable, uint64_t offset, void* gradient_sum, uint64_t count,
+                                  int64_t divisor) {
+  if (!stateless()) fail_invalid("Optimizer::apply_and_publish: only a stateless optimizer's updates can be shared");
+  check_update(variable, divisor);
+  with_element_type(variable.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    auto* value = static_cast<T*>(variable.copy(0)) + offset;
+    auto* sums = static_cast<T*>(gradient_sum);
+    with_mean<T>(divisor, [&](auto mean) {
+      // Reads and overwrites through the one pointer, so the compiler sees
+      // that element i is read before it is written and vectorizes freely.
+      ps::sgd_update_and_publish(value, [sums, mean](size_t i) { return mean(sums[i]); }, sums,
+                                 static_cast<size_t>(count), config_.learning_rate);
+    });
+  });
 }
 
 }  // namespace dist

@@ -48,6 +48,11 @@ class Optimizer {
   // it is the IEEE division finalize_mean does, so the bits are the same.
   void apply(Variable& variable, uint64_t offset, const void* gradient_sum, uint64_t count, int64_t divisor);
 
+  // apply() for a stateless optimizer, which then also writes the new values
+  // over gradient_sum in the same pass: what the other workers copy instead
+  // of repeating the update (the same bits, computed once).
+  void apply_and_publish(Variable& variable, uint64_t offset, void* gradient_sum, uint64_t count, int64_t divisor);
+
   // Throws unless the optimizer can update this variable's dtype.
   static void check_dtype(const Variable& variable);
 
@@ -59,8 +64,8 @@ class Optimizer {
   // `mean` turns a gradient sum into the mean gradient.
   template <typename T, typename Mean>
   void apply_typed(T* value, const T* gradient_sum, Mean mean, uint64_t count, Slots& slots, uint64_t offset);
-  template <typename T>
-  void apply_mean(T* value, const T* gradient_sum, int64_t divisor, uint64_t count, Slots& slots, uint64_t offset);
+  // Throws unless `variable` and `divisor` can take an update now.
+  void check_update(const Variable& variable, int64_t divisor) const;
   Slots& slots_of(const Variable& variable);
   // Adagrad's accumulators start at initial_accumulator_value, not zero.
   void fill_accumulators(std::vector<unsigned char>& slot, DType dtype) const;

@@ -21,6 +21,19 @@ void sgd_update(T* var, Grad grad, size_t count, double learning_rate) {
   for (size_t i = 0; i < count; ++i) var[i] -= lr * grad(i);
 }
 
+// SGD that also writes each new value to published[i], in the same pass, for
+// workers that copy the update instead of repeating it. `published` may be
+// the storage `grad` reads (element i is read before it is overwritten).
+template <typename T, typename Grad>
+void sgd_update_and_publish(T* var, Grad grad, T* published, size_t count, double learning_rate) {
+  const T lr = static_cast<T>(learning_rate);
+  for (size_t i = 0; i < count; ++i) {
+    const T updated = var[i] - lr * grad(i);
+    var[i] = updated;
+    published[i] = updated;
+  }
+}
+
 // Nesterov: the step looks ahead along the new velocity.
 template <typename T, typename Grad>
 void momentum_update(T* var, T* velocity, Grad grad, size_t count, double learning_rate, double momentum,
