@@ -8,13 +8,18 @@
  * bytes_per_pack 0 is the default; local is the local replicas per worker
  * (default 1), each with its own gradients.
  *
- * Worker 0 prints the median time per step of each and their ratio. */
+ * Worker 0 prints the median time per step of each and their ratio, and the
+ * ratio of the memory traffic alone (memory_passes below). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "c_api.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define CHECK(call)                                                                 \
   do {                                                                              \
@@ -74,6 +79,44 @@ static double median(double* samples, int n) {
   return samples[n / 2];
 }
 
+/* The memory traffic of each step without its communication, run by every
+ * worker at once, as the floor of the ratio on one host, where memory rather
+ * than a link limits both. The reference all-reduce in place reads and writes
+ * every element of its buffer once (in_place_pass). apply_gradients with SGD
+ * reads every gradient, reads and writes the weights this worker updates (one
+ * part in `workers` of every 128 KiB step) and writes the others' new weights
+ * without reading them (apply_pass). */
+enum { kStepFloats = 32768 };
+static volatile float one = 1.0f;
+
+static void in_place_pass(float* x, uint64_t n, float scale) {
+  for (uint64_t e = 0; e < n; ++e) x[e] *= scale;
+}
+
+/* Writes lr * g[e] into w[e] for e in [0, n) without reading w (streaming stores). */
+static void store_without_reading(float* w, const float* g, uint64_t n, float lr) {
+  uint64_t e = 0;
+#if defined(__SSE2__)
+  const __m128 rate = _mm_set1_ps(lr);
+  for (; e < n && ((uintptr_t)(w + e) % 16) != 0; ++e) w[e] = lr * g[e];
+  for (; e + 4 <= n; e += 4) _mm_stream_ps(w + e, _mm_mul_ps(rate, _mm_loadu_ps(g + e)));
+  _mm_sfence();
+#endif
+  for (; e < n; ++e) w[e] = lr * g[e];
+}
+
+static void apply_pass(float* w, const float* g, uint64_t n, int worker, int workers, float lr) {
+  for (uint64_t first = 0; first < n; first += kStepFloats) {
+    const uint64_t step = n - first < kStepFloats ? n - first : kStepFloats;
+    const uint64_t part = step / (uint64_t)workers;
+    const uint64_t mine = part * (uint64_t)worker;
+    const uint64_t mine_end = worker == workers - 1 ? step : mine + part;
+    store_without_reading(w + first, g + first, mine, lr);
+    for (uint64_t e = first + mine; e < first + mine_end; ++e) w[e] -= lr * g[e];
+    store_without_reading(w + first + mine_end, g + first + mine_end, step - mine_end, lr);
+  }
+}
+
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? atoi(argv[1]) : 10;
   const uint64_t pack = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
@@ -130,7 +173,16 @@ int main(int argc, char** argv) {
   dist_optimizer_t* sgd = NULL;
   CHECK(dist_optimizer_create(NULL, &sgd));
 
-  double step[kMaxIters], ideal[kMaxIters], fused[kMaxIters];
+  /* The traffic passes' own buffers: weights and gradients of the same size. */
+  float* pass_weights = malloc(total * sizeof(float));
+  float* pass_grads = malloc(total * sizeof(float));
+  for (uint64_t e = 0; e < total; ++e) {
+    pass_weights[e] = 1.0f;
+    pass_grads[e] = 1e-3f * (float)(e % 7);
+  }
+  const float unit = one; /* a factor the compiler cannot fold away */
+
+  double step[kMaxIters], ideal[kMaxIters], fused[kMaxIters], in_place[kMaxIters], apply[kMaxIters];
   /* Warm up each (first-touch of buckets, UCX registrations), then alternate. */
   CHECK(dist_strategy_apply_gradients(strategy, vars, grads, (size_t)n, sgd));
   CHECK(dist_all_reduce(world, NULL, &whole, DIST_OP_MEAN, NULL));
@@ -148,9 +200,18 @@ int main(int argc, char** argv) {
     t0 = now_us();
     CHECK(dist_strategy_batch_all_reduce(strategy, DIST_OP_MEAN, grads, (size_t)n));
     fused[it] = now_us() - t0;
+    CHECK(dist_barrier(world, NULL));
+    t0 = now_us();
+    in_place_pass(flat, total, unit);
+    in_place[it] = now_us() - t0;
+    CHECK(dist_barrier(world, NULL));
+    t0 = now_us();
+    apply_pass(pass_weights, pass_grads, total, worker, workers, 1e-3f * unit);
+    apply[it] = now_us() - t0;
   }
   if (worker == 0) {
     const double s = median(step, iters), i = median(ideal, iters), f = median(fused, iters);
+    const double p = median(in_place, iters), a = median(apply, iters);
     printf("workers %d x %d local replicas, %d tensors, %llu floats (%.1f MB), bytes_per_pack %s, %d iterations "
            "(medians)\n",
            (int)workers, local, n, (unsigned long long)total, (double)total * 4 / 1e6,
@@ -160,10 +221,16 @@ int main(int argc, char** argv) {
     printf("one all-reduce of one %.0f MB buffer       %10.1f ms\n", (double)total * 4 / 1e6, i / 1e3);
     printf("ratio apply_gradients / one all-reduce     %10.3f\n", s / i);
     printf("ratio batch_all_reduce / one all-reduce    %10.3f\n", f / i);
+    printf("memory traffic alone, every worker at once (no communication):\n");
+    printf("  one in-place pass (the all-reduce's)      %10.1f ms\n", p / 1e3);
+    printf("  one SGD pass (apply_gradients')           %10.1f ms\n", a / 1e3);
+    printf("  ratio                                     %10.3f\n", a / p);
   }
   for (int i = 0; i < n; ++i) dist_variable_destroy(vars[i]);
   for (int k = 0; k < local * n; ++k) free(grads[k].data);
   free(flat);
+  free(pass_weights);
+  free(pass_grads);
   dist_optimizer_destroy(sgd);
   dist_strategy_destroy(strategy);
   dist_context_destroy(context);
