@@ -39,17 +39,22 @@ std::vector<std::vector<unsigned>> spread_threads(int count) {
   Topology topology(raw);
   if (hwloc_topology_load(raw) != 0) fail(Status::kSystem, "hwloc_topology_load failed");
   hwloc_obj_t root = hwloc_get_root_obj(raw);
-  std::vector<hwloc_bitmap_t> sets(static_cast<size_t>(count));
-  for (auto& set : sets) set = hwloc_bitmap_alloc();
-  std::vector<std::vector<unsigned>> out;
+  // hwloc_distrib allocates the sets it fills in; they are freed here, also
+  // when it fails partway (hwloc_bitmap_free ignores the NULL ones).
+  std::vector<hwloc_bitmap_t> sets(static_cast<size_t>(count), nullptr);
   const int failed = hwloc_distrib(raw, &root, 1, sets.data(), static_cast<unsigned>(count), INT_MAX, 0);
+  std::vector<std::vector<unsigned>> out;
   for (auto& set : sets) {
-    // One PU of the set: the thread then stays on one core instead of moving.
-    hwloc_bitmap_singlify(set);
-    out.push_back(pus_of(set));
+    if (failed == 0 && set != nullptr) {
+      // One PU of the set: the thread then stays on one core instead of moving.
+      hwloc_bitmap_singlify(set);
+      out.push_back(pus_of(set));
+    }
     hwloc_bitmap_free(set);
   }
-  if (failed != 0) fail(Status::kSystem, "hwloc_distrib failed to spread " + std::to_string(count) + " threads");
+  if (failed != 0 || out.size() != sets.size()) {
+    fail(Status::kSystem, "hwloc_distrib failed to spread " + std::to_string(count) + " threads");
+  }
   return out;
 }
 #else
