@@ -122,6 +122,17 @@ void test_shared_values_stay_while_held(void** state) {
   for (int i = 0; i < 4; ++i) assert_int_equal(seen[i], first[i] + 10);
   std::vector<int64_t> now = read_all<int64_t>(v);
   for (int i = 0; i < 4; ++i) assert_int_equal(now[i], next[i]);
+  // A pull that has ended holds nothing back: the next exchange swaps in
+  // place again, and the caller gets the previous values.
+  auto ended = v.share(&version);
+  ended.reset();
+  const int64_t last[4] = {7, 7, 7, 7};
+  buffer.assign(32, 0);
+  std::memcpy(buffer.data(), last, 32);
+  assert_int_equal(v.assign_exchange(buffer), 3);
+  assert_int_equal(buffer.size(), 32);
+  std::memcpy(seen, buffer.data(), 32);
+  for (int i = 0; i < 4; ++i) assert_int_equal(seen[i], next[i]);
   // Waiting for a version that never comes ends at the deadline.
   assert_int_equal(static_cast<int>(status_of([&] {
                      v.share(&version, 5, ShardVariable::Clock::now() + std::chrono::milliseconds(20));

@@ -28,10 +28,11 @@ const VariableSpec& validated(const VariableSpec& spec) {
 ShardVariable::ShardVariable(const VariableSpec& spec, const void* initial)
     : spec_(validated(spec)),
       optimizer_(make_optimizer(spec.optimizer)),
-      values_(std::make_shared<std::vector<uint8_t>>(spec.bytes())) {
-  if (initial != nullptr && !values_->empty()) std::memcpy(values_->data(), initial, values_->size());
+      values_(std::make_shared<SharedValues>(std::vector<uint8_t>(spec.bytes()))) {
+  std::vector<uint8_t>& bytes = values_->bytes;
+  if (initial != nullptr && !bytes.empty()) std::memcpy(bytes.data(), initial, bytes.size());
   for (int k = 0; k < slot_count(spec_.optimizer.kind); ++k) {
-    slots_.emplace_back(values_->size());
+    slots_.emplace_back(bytes.size());
     if (spec_.dtype == DType::F32) fill<float>(slots_.back(), optimizer_->initial_slot_value());
     if (spec_.dtype == DType::F64) fill<double>(slots_.back(), optimizer_->initial_slot_value());
   }
@@ -45,12 +46,12 @@ void ShardVariable::restore(const ShardState& state) {
   }
   if (state.values.size() != spec_.bytes()) fail_invalid("restoring " + spec_.name + ": wrong number of value bytes");
   std::lock_guard<std::mutex> guard(mutex_);
-  values_ = std::make_shared<std::vector<uint8_t>>(state.values);
+  values_ = std::make_shared<SharedValues>(state.values);
   // Slots of a different optimizer (the checkpoint trained with another one)
   // are not carried over; the fresh slots stay.
   if (state.slots.size() == slots_.size()) {
     for (size_t k = 0; k < slots_.size(); ++k) {
-      if (state.slots[k].size() != values_->size()) fail_invalid("restoring " + spec_.name + ": wrong slot size");
+      if (state.slots[k].size() != values_->bytes.size()) fail_invalid("restoring " + spec_.name + ": wrong slot size");
     }
     slots_ = state.slots;
   }
@@ -74,11 +75,10 @@ uint64_t ShardVariable::bump() {
 }
 
 std::vector<uint8_t>& ShardVariable::writable() {
-  // Only this shard hands out references, under the lock held here, so a
-  // count of 1 means nobody else holds the values; a stale higher count only
+  // Pulls start under the lock held here; one that ends meanwhile only
   // costs a copy.
-  if (values_.use_count() > 1) values_ = std::make_shared<std::vector<uint8_t>>(*values_);
-  return *values_;
+  if (values_->pulls.load(std::memory_order_acquire) > 0) values_ = std::make_shared<SharedValues>(values_->bytes);
+  return values_->bytes;
 }
 
 void ShardVariable::wait_for(std::unique_lock<std::mutex>& lock, uint64_t min_version, Clock::time_point deadline,
@@ -101,7 +101,8 @@ uint64_t ShardVariable::read(void* out, uint64_t min_version, Clock::time_point 
                              const std::atomic<bool>* cancel) const {
   std::unique_lock<std::mutex> lock(mutex_);
   wait_for(lock, min_version, deadline, cancel);
-  if (!values_->empty()) std::memcpy(out, values_->data(), values_->size());
+  const std::vector<uint8_t>& bytes = values_->bytes;
+  if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
   return version_;
 }
 
@@ -111,7 +112,12 @@ std::shared_ptr<const std::vector<uint8_t>> ShardVariable::share(uint64_t* versi
   std::unique_lock<std::mutex> lock(mutex_);
   wait_for(lock, min_version, deadline, cancel);
   *version = version_;
-  return values_;
+  std::shared_ptr<SharedValues> held = values_;
+  held->pulls.fetch_add(1, std::memory_order_relaxed);
+  // The pull ends when its sender drops the pointer: the release orders
+  // everything it read before a later write's acquire.
+  return std::shared_ptr<const std::vector<uint8_t>>(
+      &held->bytes, [held](const std::vector<uint8_t>*) { held->pulls.fetch_sub(1, std::memory_order_release); });
 }
 
 uint64_t ShardVariable::assign(const void* values) {
@@ -123,16 +129,16 @@ uint64_t ShardVariable::assign(const void* values) {
 
 uint64_t ShardVariable::assign_exchange(std::vector<uint8_t>& values) {
   std::lock_guard<std::mutex> guard(mutex_);
-  if (values.size() != values_->size()) {
+  if (values.size() != values_->bytes.size()) {
     fail_invalid("variable " + quoted(spec_.name) + ": assign of " + std::to_string(values.size()) + " bytes, expected " +
-                 std::to_string(values_->size()));
+                 std::to_string(values_->bytes.size()));
   }
-  if (values_.use_count() == 1) {
-    values_->swap(values);
+  if (values_->pulls.load(std::memory_order_acquire) == 0) {
+    values_->bytes.swap(values);
   } else {
     // A pull still sends the old values: they stay with it, and the caller's
     // buffer becomes the values (it gets an empty one back).
-    values_ = std::make_shared<std::vector<uint8_t>>(std::move(values));
+    values_ = std::make_shared<SharedValues>(std::move(values));
     values.clear();
   }
   return bump();
@@ -189,7 +195,7 @@ ShardVariable::GradientOutcome ShardVariable::apply_gradient(const void* gradien
   if (stale || repeated) return outcome;
   outcome.accepted = true;
   if (gradients_in_round_ == 0) {
-    gradient_sum_.assign(static_cast<const uint8_t*>(gradient), static_cast<const uint8_t*>(gradient) + values_->size());
+    gradient_sum_.assign(static_cast<const uint8_t*>(gradient), static_cast<const uint8_t*>(gradient) + values_->bytes.size());
   } else {
     add_in_place(gradient_sum_.data(), gradient, spec_.elements(), spec_.dtype);
   }
@@ -220,7 +226,7 @@ void ShardVariable::read_rows(const int64_t* rows, size_t count, void* out) cons
   const size_t row_bytes = spec_.row_bytes();
   std::lock_guard<std::mutex> guard(mutex_);
   for (size_t i = 0; i < count; ++i) {
-    std::memcpy(static_cast<uint8_t*>(out) + i * row_bytes, values_->data() + static_cast<size_t>(rows[i]) * row_bytes,
+    std::memcpy(static_cast<uint8_t*>(out) + i * row_bytes, values_->bytes.data() + static_cast<size_t>(rows[i]) * row_bytes,
                 row_bytes);
   }
 }
@@ -265,7 +271,7 @@ uint64_t ShardVariable::apply_sparse_gradient(const int64_t* rows, size_t count,
 
 ShardState ShardVariable::snapshot() const {
   std::lock_guard<std::mutex> guard(mutex_);
-  return ShardState{spec_, *values_, slots_, version_, optimizer_step_};
+  return ShardState{spec_, values_->bytes, slots_, version_, optimizer_step_};
 }
 
 }  // namespace dist::ps

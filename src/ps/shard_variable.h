@@ -99,7 +99,16 @@ class ShardVariable {
   std::unique_ptr<Optimizer> optimizer_;
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
-  std::shared_ptr<std::vector<uint8_t>> values_;  // copy-on-write once shared
+  // The values, and how many pulls are being sent straight from them
+  // (share()). A write while any is copies them first. The count, not
+  // shared_ptr::use_count(), decides: its acquire load orders a pull's last
+  // read before the write that follows.
+  struct SharedValues {
+    explicit SharedValues(std::vector<uint8_t> initial) : bytes(std::move(initial)) {}
+    std::vector<uint8_t> bytes;
+    std::atomic<int64_t> pulls{0};
+  };
+  std::shared_ptr<SharedValues> values_;
   std::vector<std::vector<uint8_t>> slots_;
   uint64_t version_ = 0;
   int64_t optimizer_step_ = 0;
