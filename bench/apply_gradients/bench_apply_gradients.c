@@ -84,9 +84,9 @@ static double median(double* samples, int n) {
  * than a link limits both. The reference all-reduce in place reads and writes
  * every element of its buffer once (in_place_pass). apply_gradients with SGD
  * reads every gradient, reads and writes the weights this worker updates (one
- * part in `workers` of every 128 KiB step) and writes the others' new weights
+ * part in `workers` of every 256 KiB step) and writes the others' new weights
  * without reading them (apply_pass). */
-enum { kStepFloats = 32768 };
+enum { kStepFloats = 65536 }; /* the default 256 KiB shared-memory step */
 static volatile float one = 1.0f;
 
 static void in_place_pass(float* x, uint64_t n, float scale) {
