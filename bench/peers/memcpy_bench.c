@@ -4,7 +4,8 @@
  *
  * Each of N processes (default 1) copies `bytes` between two buffers of its
  * own, all at once, in lock step (a process-shared barrier before each
- * sample); the time is the slowest process's. --stream copies with
+ * sample); the time is the slowest process's. With N > 1 they are all
+ * children of a watching process, which ends them all when one fails. --stream copies with
  * non-temporal stores, as the shared-memory all-reduce writes large results;
  * without it, glibc's memcpy. algbw = busbw = bytes copied per second by one
  * process (the memory system moves about twice that per process: every byte
@@ -16,6 +17,7 @@
  * bus bandwidth on this machine (for 2 ranks busbw = algbw). */
 #define _GNU_SOURCE
 #include <emmintrin.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -162,28 +165,59 @@ int main(int argc, char** argv) {
     fprintf(stderr, "memcpy_bench: cannot make a process-shared barrier\n");
     return 1;
   }
+  if (procs == 1) {
+    copy_t c = {shared, 1, 0, stream, NULL, NULL, 0};
+    return measure_all(&opts, &c);
+  }
+  /* Every copying process is a child, and this one only watches them: one that
+   * fails leaves the others waiting at the barrier, so the first failure ends
+   * them all at once instead of leaving them to bench/compare's timeout. */
+  const pid_t watcher = getpid();
   pid_t children[kMaxProcs];
-  for (int p = 1; p < procs; p++) {
+  int running[kMaxProcs] = {0};
+  for (int p = 0; p < procs; p++) {
     children[p] = fork();
     if (children[p] < 0) {
       perror("memcpy_bench: fork");
-      for (int q = 1; q < p; q++) kill(children[q], SIGKILL);
+      for (int q = 0; q < p; q++) kill(children[q], SIGKILL);
+      for (int q = 0; q < p; q++) waitpid(children[q], NULL, 0);
       return 1;
     }
     if (children[p] == 0) {
+      /* Ends with the watcher, should a timeout kill it first. */
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != watcher) _exit(1);
       copy_t c = {shared, procs, p, stream, NULL, NULL, 0};
       _exit(measure_all(&opts, &c));
     }
+    running[p] = 1;
   }
-  copy_t c = {shared, procs, 0, stream, NULL, NULL, 0};
-  int status = measure_all(&opts, &c);
-  /* A process that failed leaves the others at the barrier: end them. */
-  for (int p = 1; p < procs; p++) {
-    if (status != 0) kill(children[p], SIGKILL);
+  int status = 0;
+  for (int left = procs; left > 0;) {
     int child_status = 0;
-    if (waitpid(children[p], &child_status, 0) < 0 || !WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) {
-      status = 1;
+    const pid_t done = waitpid(-1, &child_status, 0);
+    if (done < 0) {
+      if (errno == EINTR) continue;
+      perror("memcpy_bench: waitpid");
+      return 1;
     }
+    int p = 0;
+    while (p < procs && children[p] != done) p++;
+    if (p == procs) continue;
+    running[p] = 0;
+    left--;
+    if (WIFEXITED(child_status) && WEXITSTATUS(child_status) == 0) continue;
+    if (status == 0) {
+      if (WIFSIGNALED(child_status)) {
+        fprintf(stderr, "memcpy_bench: process %d ended by signal %d; stopping the others\n", p,
+                WTERMSIG(child_status));
+      } else {
+        fprintf(stderr, "memcpy_bench: process %d failed; stopping the others\n", p);
+      }
+      for (int q = 0; q < procs; q++) {
+        if (running[q]) kill(children[q], SIGKILL);
+      }
+    }
+    status = 1;
   }
   return status;
 }
