@@ -3,10 +3,11 @@
  * strategy, against the fusion ideal: one all-reduce of one buffer of the same
  * 102 MB. Run it under dist-run:
  *
- *   dist-run -n 2 -- build/bench/apply_gradients/bench_apply_gradients [iters] [bytes_per_pack] [local]
+ *   dist-run -n 2 -- build/bench/apply_gradients/bench_apply_gradients [iters] [bytes_per_pack] [local] [optimizer]
  *
  * bytes_per_pack 0 is the default; local is the local replicas per worker
- * (default 1), each with its own gradients.
+ * (default 1), each with its own gradients; optimizer is sgd (the default),
+ * momentum or adam.
  *
  * Worker 0 prints the median time per step of each and their ratio, and the
  * ratio of the memory traffic alone (memory_passes below). */
@@ -129,6 +130,19 @@ int main(int argc, char** argv) {
     fprintf(stderr, "local replicas must be 1..%d\n", kMaxLocal);
     return 2;
   }
+  const char* optimizer_name = argc > 4 ? argv[4] : "sgd";
+  dist_optimizer_options_t optimizer_options = DIST_OPTIMIZER_OPTIONS_INIT;
+  optimizer_options.field_mask = DIST_OPTIMIZER_OPT_KIND;
+  if (strcmp(optimizer_name, "sgd") == 0) {
+    optimizer_options.kind = DIST_OPTIMIZER_SGD;
+  } else if (strcmp(optimizer_name, "momentum") == 0) {
+    optimizer_options.kind = DIST_OPTIMIZER_MOMENTUM;
+  } else if (strcmp(optimizer_name, "adam") == 0) {
+    optimizer_options.kind = DIST_OPTIMIZER_ADAM;
+  } else {
+    fprintf(stderr, "optimizer must be sgd, momentum or adam, not '%s'\n", optimizer_name);
+    return 2;
+  }
   dist_cluster_t* cluster = NULL;
   dist_context_t* context = NULL;
   CHECK(dist_cluster_resolve(NULL, &cluster));
@@ -170,8 +184,8 @@ int main(int argc, char** argv) {
   dist_buffer_t whole = {flat, total, DIST_DTYPE_F32, DIST_MEMORY_HOST, NULL};
   dist_comm_t* world = NULL;
   CHECK(dist_comm_world(context, &world));
-  dist_optimizer_t* sgd = NULL;
-  CHECK(dist_optimizer_create(NULL, &sgd));
+  dist_optimizer_t* optimizer = NULL;
+  CHECK(dist_optimizer_create(&optimizer_options, &optimizer));
 
   /* The traffic passes' own buffers: weights and gradients of the same size. */
   float* pass_weights = malloc(total * sizeof(float));
@@ -184,13 +198,13 @@ int main(int argc, char** argv) {
 
   double step[kMaxIters], ideal[kMaxIters], fused[kMaxIters], in_place[kMaxIters], apply[kMaxIters];
   /* Warm up each (first-touch of buckets, UCX registrations), then alternate. */
-  CHECK(dist_strategy_apply_gradients(strategy, vars, grads, (size_t)n, sgd));
+  CHECK(dist_strategy_apply_gradients(strategy, vars, grads, (size_t)n, optimizer));
   CHECK(dist_all_reduce(world, NULL, &whole, DIST_OP_MEAN, NULL));
   CHECK(dist_strategy_batch_all_reduce(strategy, DIST_OP_MEAN, grads, (size_t)n));
   for (int it = 0; it < iters; ++it) {
     CHECK(dist_barrier(world, NULL));
     double t0 = now_us();
-    CHECK(dist_strategy_apply_gradients(strategy, vars, grads, (size_t)n, sgd));
+    CHECK(dist_strategy_apply_gradients(strategy, vars, grads, (size_t)n, optimizer));
     step[it] = now_us() - t0;
     CHECK(dist_barrier(world, NULL));
     t0 = now_us();
@@ -216,7 +230,9 @@ int main(int argc, char** argv) {
            "(medians)\n",
            (int)workers, local, n, (unsigned long long)total, (double)total * 4 / 1e6,
            pack ? argv[2] : "default (8 MiB)", iters);
-    printf("apply_gradients (fused all-reduce + SGD)   %10.1f ms\n", s / 1e3);
+    char label[64];
+    snprintf(label, sizeof label, "apply_gradients (fused all-reduce + %s)", optimizer_name);
+    printf("%-42s %10.1f ms\n", label, s / 1e3);
     printf("batch_all_reduce (fused all-reduce alone)  %10.1f ms\n", f / 1e3);
     printf("one all-reduce of one %.0f MB buffer       %10.1f ms\n", (double)total * 4 / 1e6, i / 1e3);
     printf("ratio apply_gradients / one all-reduce     %10.3f\n", s / i);
@@ -231,7 +247,7 @@ int main(int argc, char** argv) {
   free(flat);
   free(pass_weights);
   free(pass_grads);
-  dist_optimizer_destroy(sgd);
+  dist_optimizer_destroy(optimizer);
   dist_strategy_destroy(strategy);
   dist_context_destroy(context);
   dist_cluster_destroy(cluster);
