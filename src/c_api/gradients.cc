@@ -5,7 +5,6 @@
 #include "c_api/guard.h"
 #include "c_api/optimizer_options.h"
 #include "c_api/strategy_handles.h"
-#include "collectives/shm/memory_copy.h"
 #include "strategy/fused_all_reduce.h"
 
 using dist::call_guarded;
@@ -111,11 +110,6 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
     // A SUM on the wire; the optimizer divides by the replicas as it reads the
     // sum, which spares the bucket a pass of its own.
     const int64_t replicas = s.num_replicas_in_sync();
-    auto update = [&](const dist::FusedSegment& segment, const void* reduced_sum) {
-      dist::Variable& v = *variables[segment.tensor];
-      opt.apply(v, segment.offset, reduced_sum, segment.count, replicas);
-      v.mirror_range(segment.offset, segment.count);
-    };
     // Stateless SGD on one host: the worker that reduces a segment updates
     // it and hands the new weights to the others, who write them without
     // reading their old weights (the same arithmetic, done once).
@@ -127,11 +121,9 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
     dist::fused_all_reduce(
         s, dist::ReduceOp::SUM, gradients,
         [&](const dist::FusedSegment& segment, const void* data) {
-          if (!segment.finished) return update(segment, data);
           dist::Variable& v = *variables[segment.tensor];
-          const size_t element = dist::size_of(segment.dtype);
-          dist::stream_store(static_cast<unsigned char*>(v.copy(0)) + segment.offset * element, data,
-                             static_cast<size_t>(segment.count) * element);
+          if (segment.finished) return v.overwrite_range(segment.offset, data, segment.count);
+          opt.apply(v, segment.offset, data, segment.count, replicas);
           v.mirror_range(segment.offset, segment.count);
         },
         opt.stateless() ? &share_update : nullptr);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/shm/memory_copy.h"
 #include "strategy/replica_context.h"
 #include "variables/aggregation_op.h"
 #include "variables/variable.h"
@@ -35,6 +36,15 @@ void Variable::update_mirrored_in_replica(ReplicaContext& replica, UpdateKind ki
 void Variable::update_mirrored_everywhere(UpdateKind kind, const void* value) {
   apply_update(copy(0), value, count_, dtype_, kind);
   mirror_range(0, count_);
+}
+
+void Variable::overwrite_range(uint64_t offset, const void* values, uint64_t count) {
+  const size_t element = size_of(dtype_);
+  // Each copy from `values`, which is cached, rather than copies 1.. from
+  // copy 0, which the streaming stores have just sent to memory.
+  for (int i = 0; i < num_copies(); ++i) {
+    stream_store(static_cast<unsigned char*>(copy(i)) + offset * element, values, static_cast<size_t>(count) * element);
+  }
 }
 
 void Variable::mirror_range(uint64_t offset, uint64_t count) {

@@ -85,6 +85,10 @@ class Variable {
   // After copy 0's elements [offset, offset + count) changed in place (an
   // optimizer step), makes every other copy equal to it there.
   void mirror_range(uint64_t offset, uint64_t count);
+  // Writes `values` (count elements) into every copy at offset without
+  // reading what is there: new values computed elsewhere (another worker's
+  // update), written with streaming stores.
+  void overwrite_range(uint64_t offset, const void* values, uint64_t count);
 
   // Throws unless `buffer` has the variable's dtype and count.
   void check_buffer(const TensorRef& buffer, const char* what) const;
