@@ -132,25 +132,16 @@ static int measure_all(const peer_options_t* opts, copy_t* c) {
 }
 
 int main(int argc, char** argv) {
-  /* Takes --procs and --stream out; the rest are the peer options. */
-  int procs = 1, stream = 0, rest = 0;
-  char** peer_argv = calloc((size_t)argc + 1, sizeof *peer_argv);
-  if (peer_argv == NULL) return 1;
-  for (int i = 0; i < argc; i++) {
-    if (i > 0 && strcmp(argv[i], "--stream") == 0) {
-      stream = 1;
-    } else if (i > 0 && strcmp(argv[i], "--procs") == 0 && i + 1 < argc) {
-      procs = atoi(argv[++i]);
-      if (procs < 1 || procs > kMaxProcs) {
-        fprintf(stderr, "memcpy_bench: --procs %s is not between 1 and %d\n", argv[i], kMaxProcs);
-        return 2;
-      }
-    } else {
-      peer_argv[rest++] = argv[i];
-    }
-  }
+  const char* procs_text = "1";
+  const char* stream_flag = NULL;
+  const peer_own_option_t own[] = {{"--procs", 1, &procs_text}, {"--stream", 0, &stream_flag}, {NULL, 0, NULL}};
   peer_options_t opts;
-  if (!peer_options_parse(rest, peer_argv, "1thread", &opts)) return 2;
+  if (!peer_options_parse_own(argc, argv, "1thread", own, &opts)) return 2;
+  const int procs = atoi(procs_text), stream = stream_flag != NULL;
+  if (procs < 1 || procs > kMaxProcs) {
+    fprintf(stderr, "memcpy_bench: --procs %s is not between 1 and %d\n", procs_text, kMaxProcs);
+    return 2;
+  }
   if (opts.header) peer_csv_header(stdout);
 
   shared_t* shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -117,3 +117,32 @@ int peer_options_parse(int argc, char** argv, const char* default_variant, peer_
   }
   return 1;
 }
+
+int peer_options_parse_own(int argc, char** argv, const char* default_variant, const peer_own_option_t* own,
+                           peer_options_t* opts) {
+  char** rest = calloc((size_t)argc + 1, sizeof *rest);
+  if (rest == NULL) {
+    fprintf(stderr, "%s: out of memory\n", argv[0]);
+    return 0;
+  }
+  int kept = 0;
+  for (int i = 0; i < argc; i++) {
+    const peer_own_option_t* match = NULL;
+    for (const peer_own_option_t* o = own; i > 0 && o->name != NULL; o++)
+      if (strcmp(argv[i], o->name) == 0) match = o;
+    if (match == NULL) {
+      rest[kept++] = argv[i];
+    } else if (!match->takes_value) {
+      *match->value = "1";
+    } else if (i + 1 < argc) {
+      *match->value = argv[++i];
+    } else {
+      fprintf(stderr, "%s: %s needs a value\n", argv[0], argv[i]);
+      free(rest);
+      return 0;
+    }
+  }
+  const int ok = peer_options_parse(kept, rest, default_variant, opts);
+  free(rest);
+  return ok;
+}

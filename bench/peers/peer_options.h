@@ -36,6 +36,20 @@ typedef struct {
 /* Parses argv; on a bad argument prints why and usage to stderr, returns 0. */
 int peer_options_parse(int argc, char** argv, const char* default_variant, peer_options_t* opts);
 
+/* One of a program's own options, taken out of argv before the shared ones
+ * are parsed: `NAME VALUE`, or the flag `NAME` alone (its value is then "1").
+ * The value is left as text for the program to check; untouched when absent. */
+typedef struct {
+  const char* name;
+  int takes_value;
+  const char** value;
+} peer_own_option_t;
+
+/* peer_options_parse of what is left after taking out `own` (ended by an
+ * entry whose name is NULL). Returns 0 as peer_options_parse does. */
+int peer_options_parse_own(int argc, char** argv, const char* default_variant, const peer_own_option_t* own,
+                           peer_options_t* opts);
+
 #ifdef __cplusplus
 }
 #endif
