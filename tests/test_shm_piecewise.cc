@@ -4,7 +4,9 @@
 // every element handed over exactly once and each part within one slot, MEAN,
 // several rank counts, a sink that throws on one rank, which must not leave
 // the others waiting, and a finisher that rewrites each part on its owner (or
-// fails, which must fail every rank). Plus PieceList's addressing on its own.
+// fails, which must fail every rank). Plus PieceList's addressing on its own,
+// and the buffer all-reduce with a slot larger than a step: whole slots into a
+// separate result, shorter steps in place.
 #include <unistd.h>
 
 #include <algorithm>
@@ -282,6 +284,70 @@ void test_piecewise_finisher_failure_fails_everyone(void** state) {
   if (run.errors[0].find("finisher failed") == std::string::npos) fail_msg("rank 0: %s", run.errors[0].c_str());
 }
 
+// The split all-reduce of whole buffers on `n` threads over a segment whose
+// slot is larger than kShmStepBytes, out of place (steps of the slot) and
+// then in place (steps of kShmStepBytes), each against the sums.
+void run_buffer_split(int n) {
+  constexpr size_t kBigSlot = dist::kShmStepBytes + 8192;
+  const size_t count = 3 * kBigSlot / sizeof(double) + 5;  // a partial last step either way
+  const std::string name = "/dist-test-split-steps-" + std::to_string(getpid()) + "-" + std::to_string(n);
+  std::vector<dist::ShmSegment> segments;
+  segments.push_back(dist::ShmSegment::create(name, n, kBigSlot));
+  for (int r = 1; r < n; ++r) segments.push_back(dist::ShmSegment::open(name, n));
+  dist::ShmSegment::unlink(name);
+  auto failure = std::make_shared<dist::FailureFlag>();
+  std::vector<std::string> names;
+  for (int r = 0; r < n; ++r) names.push_back("rank " + std::to_string(r));
+  std::vector<std::vector<double>> separate(static_cast<size_t>(n)), in_place(static_cast<size_t>(n));
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<double> input(count);
+      for (size_t i = 0; i < count; ++i) input[i] = input_value(r, i);
+      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
+      dist::CallSignature signature;
+      signature.kind = dist::CollectiveKind::kAllReduce;
+      signature.dtype = DType::F64;
+      signature.op = ReduceOp::SUM;
+      signature.count = count;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      try {
+        std::vector<double>& out = separate[static_cast<size_t>(r)];
+        out.assign(count, -1);
+        group.begin(signature, 1, deadline);
+        dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, ReduceOp::SUM);
+        std::vector<double>& both = in_place[static_cast<size_t>(r)];
+        both = input;
+        group.begin(signature, 2, deadline);
+        dist::shm_allreduce_split(group, both.data(), both.data(), count, DType::F64, ReduceOp::SUM);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+        failure->set(dist::Status::kInternal, e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < n; ++r) {
+    if (!errors[static_cast<size_t>(r)].empty()) fail_msg("%d ranks, rank %d: %s", n, r, errors[r].c_str());
+    for (size_t i = 0; i < count; ++i) {
+      double want = 0;
+      for (int q = 0; q < n; ++q) want += input_value(q, i);
+      const double got_separate = separate[static_cast<size_t>(r)][i];
+      const double got_in_place = in_place[static_cast<size_t>(r)][i];
+      if (got_separate != want || got_in_place != want) {
+        fail_msg("%d ranks, rank %d, element %zu of %zu: %g into a separate buffer, %g in place, expected %g", n, r,
+                 i, count, got_separate, got_in_place, want);
+      }
+    }
+  }
+}
+
+void test_buffer_split_with_a_slot_larger_than_a_step(void** state) {
+  (void)state;
+  for (int n = 2; n <= 3; ++n) run_buffer_split(n);
+}
+
 }  // namespace
 
 int main() {
@@ -291,6 +357,7 @@ int main() {
       cmocka_unit_test(test_piecewise_sink_failure_finishes_the_call),
       cmocka_unit_test(test_piecewise_finisher_rewrites_parts),
       cmocka_unit_test(test_piecewise_finisher_failure_fails_everyone),
+      cmocka_unit_test(test_buffer_split_with_a_slot_larger_than_a_step),
   };
   return cmocka_run_group_tests_name("shm_piecewise", tests, nullptr, nullptr);
 }

@@ -24,11 +24,12 @@ namespace dist {
 void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 // Rank r combines slice r of each chunk and everyone copies the finished
 // slices: two announcements per step, and the least memory traffic
-// (allreduce_split.cc counts it). Best from a few KiB on.
+// (allreduce_split.cc counts it). Best from a few KiB on. Steps of the whole
+// slot into a separate recv, of group.step_bytes() in place.
 void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 // The same with its input in pieces and its result handed to `sink` part by
 // part (piecewise.h), each rank's own slice through `finish` first when given;
-// every part lies within one slot.
+// in steps of group.step_bytes(), so every part lies within one step.
 void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
                          const PartFinisher* finish = nullptr);
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root);

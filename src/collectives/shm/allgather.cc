@@ -9,7 +9,7 @@ namespace dist {
 // Each rank writes its block's chunk; everyone copies every block's chunk.
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype) {
   const size_t element = size_of(dtype);
-  const size_t per_step = group.slot_bytes() / element;
+  const size_t per_step = group.step_bytes() / element;
   const int n = group.size();
   const int me = group.rank();
   auto* out = static_cast<unsigned char*>(recv);

@@ -9,7 +9,7 @@ namespace dist {
 
 void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
   const size_t element = size_of(dtype);
-  const size_t per_step = group.slot_bytes() / element;
+  const size_t per_step = group.step_bytes() / element;
   auto* out = static_cast<unsigned char*>(recv);
   // A large result is combined into a cached scratch chunk and streamed out.
   const bool streamed = streams_result(send, recv, count * element);

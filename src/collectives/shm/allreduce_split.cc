@@ -10,6 +10,8 @@
 
 namespace dist {
 
+namespace {
+
 // Per step, with the chunk cut into n slices and rank r owning slice r:
 //   1. each rank copies into its slot only the slices the others own (for the
 //      next step already while it waits for the others in step 2);
@@ -21,10 +23,12 @@ namespace dist {
 // message (copy in (n-1)/n, combine, copy out (n-1)/n, with a sink that
 // copies), against 5 for a direct combine of whole slots, and only (n-1)/n of
 // it crosses cores.
-void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
-                         const PartFinisher* finish) {
+//
+// In steps of `step_bytes` (at most a slot).
+void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
+                      const PartFinisher* finish, size_t step_bytes) {
   const size_t element = size_of(dtype);
-  const size_t per_step = group.slot_bytes() / element;
+  const size_t per_step = step_bytes / element;
   const size_t count = input.count();
   const int n = group.size();
   const int me = group.rank();
@@ -93,6 +97,13 @@ void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSi
   if (sink_failure) std::rethrow_exception(sink_failure);
 }
 
+}  // namespace
+
+void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
+                         const PartFinisher* finish) {
+  split_all_reduce(group, input, sink, dtype, op, finish, group.step_bytes());
+}
+
 void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
   const size_t element = size_of(dtype);
   const Piece whole{send, count};
@@ -106,7 +117,10 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
       copy_chunk(out + first * element, reduced, elements * element);
     }
   };
-  shm_allreduce_split(group, input, ResultSink(write_out), dtype, op);
+  // A result that overwrites its input takes the short step, which keeps the
+  // lines it overwrites cached; into a separate buffer, the whole slot.
+  const size_t step_bytes = send == recv ? group.step_bytes() : group.slot_bytes();
+  split_all_reduce(group, input, ResultSink(write_out), dtype, op, nullptr, step_bytes);
 }
 
 }  // namespace dist

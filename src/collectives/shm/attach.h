@@ -30,8 +30,9 @@ std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_
 // This process's own wish, from DIST_SHM and UCX_TLS.
 bool shared_memory_wanted();
 
-// Bytes of one data slot: DIST_SHM_SLOT_BYTES, a multiple of 4096 between 4 KiB
-// and 64 MiB, or the default. Throws invalid-argument for another value.
-size_t shared_memory_slot_bytes();
+// Bytes of one data slot of a segment for `ranks` ranks: DIST_SHM_SLOT_BYTES, a
+// multiple of 4096 between 4 KiB and 64 MiB, or the default (2 MiB, less when
+// many ranks share the segment). Throws invalid-argument for another value.
+size_t shared_memory_slot_bytes(int ranks);
 
 }  // namespace dist

@@ -9,7 +9,7 @@ namespace dist {
 // The root writes each chunk once; every other rank copies it out.
 void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root) {
   const size_t element = size_of(dtype);
-  const size_t per_step = group.slot_bytes() / element;
+  const size_t per_step = group.step_bytes() / element;
   const bool at_root = group.rank() == root;
   auto* data = static_cast<unsigned char*>(buffer);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {

@@ -16,6 +16,7 @@
 // communicator's failure (a dead peer, an abort) as soon as it is recorded.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -34,6 +35,9 @@ class ShmGroup {
   int rank() const { return rank_; }
   int size() const { return segment_.ranks(); }
   size_t slot_bytes() const { return segment_.slot_bytes(); }
+  // The step of every collective but the out-of-place split all-reduce, which
+  // takes the whole slot: kShmStepBytes, or the slot when it is smaller.
+  size_t step_bytes() const { return std::min(slot_bytes(), kShmStepBytes); }
 
   // Starts a call; its first step publishes the signature.
   void begin(const CallSignature& signature, uint64_t seq, std::chrono::steady_clock::time_point deadline);

@@ -9,7 +9,7 @@ namespace dist {
 // Every rank contributes; the root combines each chunk into its result.
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root) {
   const size_t element = size_of(dtype);
-  const size_t per_step = group.slot_bytes() / element;
+  const size_t per_step = group.step_bytes() / element;
   const bool at_root = group.rank() == root;
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);

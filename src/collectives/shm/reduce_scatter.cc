@@ -13,7 +13,7 @@ void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t co
   const size_t element = size_of(dtype);
   const int n = group.size();
   const int me = group.rank();
-  const size_t per_step = group.slot_bytes() / element / static_cast<size_t>(n);
+  const size_t per_step = group.step_bytes() / element / static_cast<size_t>(n);
   const size_t part_bytes = per_step * element;
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
