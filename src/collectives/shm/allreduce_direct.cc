@@ -2,13 +2,32 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/memory_copy.h"
 
 namespace dist {
 
+namespace {
+
+// A message that fits in the call record travels in it: each peer's
+// signature and contribution cross cores as one cache line.
+void allreduce_inline(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
+  std::memcpy(group.my_inline(), send, count * size_of(dtype));
+  group.arrive_and_wait();
+  const int n = group.size();
+  const void* inputs[kShmMaxRanks];
+  for (int r = 0; r < n; ++r) inputs[r] = group.inline_data(r);
+  reduce_many(recv, inputs, static_cast<size_t>(n), count, dtype, op);
+  if (op == ReduceOp::MEAN) finalize_mean(recv, count, dtype, n);
+  group.next_step();
+}
+
+}  // namespace
+
 void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
   const size_t element = size_of(dtype);
+  if (count > 0 && count * element <= kShmInlineBytes) return allreduce_inline(group, send, recv, count, dtype, op);
   const size_t per_step = group.step_bytes() / element;
   auto* out = static_cast<unsigned char*>(recv);
   // A large result is combined into a cached scratch chunk and streamed out.

@@ -42,6 +42,12 @@ class ShmGroup {
   // Starts a call; its first step publishes the signature.
   void begin(const CallSignature& signature, uint64_t seq, std::chrono::steady_clock::time_point deadline);
 
+  // The current call's data of up to kShmInlineBytes in its call record, for
+  // a call of one step: this rank's (written before arrive_and_wait) and any
+  // rank's (read after it).
+  unsigned char* my_inline() const { return segment_.control(rank_).calls[step_ & 1].data; }
+  const unsigned char* inline_data(int rank) const { return segment_.control(rank).calls[step_ & 1].data; }
+
   // This rank's slot, and any rank's, for the current step.
   unsigned char* my_slot() const { return segment_.slot(rank_, static_cast<int>(step_ & 1)); }
   // This rank's slot for the next step. Writable once arrive_and_wait() of the

@@ -21,6 +21,9 @@ inline constexpr int kShmMaxRanks = 64;
 // cores that share it (an in-place all-reduce then overwrites cached lines).
 inline constexpr size_t kShmStepBytes = 256 * 1024;
 
+// How many bytes of a one-step call's data can travel in its call record.
+inline constexpr size_t kShmInlineBytes = 16;
+
 // What rank q publishes for rank r to read. Counters only grow; a step's data
 // and signature are written before its counter is stored (release), and read
 // after it is loaded (acquire).
@@ -32,7 +35,12 @@ struct alignas(64) ShmCallRecord {
   int32_t op = 0;
   int32_t root = 0;
   uint64_t count = 0;
+  // A message of up to kShmInlineBytes rides in the record's cache line, which
+  // every peer reads anyway for the signature, instead of a line of its own in
+  // a slot: one line fewer to cross cores (about 150 ns each on these machines).
+  unsigned char data[kShmInlineBytes] = {};
 };
+static_assert(sizeof(ShmCallRecord) == 64, "a call record is one cache line");
 
 struct alignas(64) ShmRankControl {
   std::atomic<uint64_t> arrived{0};  // last step whose contribution is in the slot
