@@ -179,7 +179,7 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
       signature.op = op;
       signature.count = total;
       try {
-        group.begin(signature, 1, std::chrono::seconds(30));
+        group.begin(signature, 1, std::chrono::steady_clock::now() + std::chrono::seconds(30));
         const dist::PartFinisher finisher(finish);
         dist::shm_allreduce_split(group, list, dist::ResultSink(record), DType::F64, op,
                                   finish_mode == Finish::kNone ? nullptr : &finisher);
@@ -311,15 +311,15 @@ void run_buffer_split(int n) {
       signature.dtype = DType::F64;
       signature.op = ReduceOp::SUM;
       signature.count = count;
-      const std::chrono::milliseconds timeout = std::chrono::seconds(30);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
       try {
         std::vector<double>& out = separate[static_cast<size_t>(r)];
         out.assign(count, -1);
-        group.begin(signature, 1, timeout);
+        group.begin(signature, 1, deadline);
         dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, ReduceOp::SUM);
         std::vector<double>& both = in_place[static_cast<size_t>(r)];
         both = input;
-        group.begin(signature, 2, timeout);
+        group.begin(signature, 2, deadline);
         dist::shm_allreduce_split(group, both.data(), both.data(), count, DType::F64, ReduceOp::SUM);
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(r)] = e.what();

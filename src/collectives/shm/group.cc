@@ -28,11 +28,10 @@ ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
                    std::shared_ptr<FailureFlag> failure)
     : segment_(std::move(segment)), rank_(rank), names_(std::move(names)), failure_(std::move(failure)) {}
 
-void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout) {
+void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::steady_clock::time_point deadline) {
   signature_ = signature;
   seq_ = seq;
-  timeout_ = timeout;
-  deadline_ = {};
+  deadline_ = deadline;
   call_first_step_ = step_;
   ShmCallRecord& record = segment_.control(rank_).calls[step_ & 1];
   record.first_step = step_;
@@ -64,10 +63,7 @@ void ShmGroup::wait_for_all(Counter counter) {
       ++polls;
       if (polls < kSpinPolls) continue;
       const auto now = std::chrono::steady_clock::now();
-      if (polls == kSpinPolls) {
-        waiting_since = now;
-        if (deadline_ == std::chrono::steady_clock::time_point{}) deadline_ = now + timeout_;
-      }
+      if (polls == kSpinPolls) waiting_since = now;
       if (now >= deadline_) timed_out(peer, counter == Counter::kArrived ? "to arrive" : "to reduce");
       if (now - waiting_since > kSleepAfter) {
         std::this_thread::sleep_for(kSleepBetweenPolls);
