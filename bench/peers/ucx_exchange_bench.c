@@ -1,5 +1,5 @@
-/* The transport ceiling of a 2-rank all-reduce over UCX, timed like the
- * collectives (peer_measure):
+/* What UCX itself achieves for the bytes a 2-rank all-reduce must move, timed
+ * like the collectives (peer_measure):
  *
  *   RANK=r SIZE=2 GLOO_STORE_DIR=D ucx_exchange_bench [--chunk BYTES] [--window W]
  *                                                      [--variant NAME] <peer options>
@@ -11,11 +11,12 @@
  * chunks (default 4) in flight each way, as a pipelined all-reduce sends.
  * algbw = busbw = bytes moved each way per second.
  *
- * Why this bounds the all-reduce: with 2 ranks, every all-reduce of c bytes
- * must send c bytes each way (c/2 of inputs to reduce, c/2 of results), so its
- * bus bandwidth (= algbw for 2 ranks) cannot beat the rate at which UCX
- * exchanges c bytes both ways at once. Run with UCX_TLS=tcp it is the ceiling
- * of the `tcp` all-reduce variants in bench/compare.
+ * Why it matters: with 2 ranks, every all-reduce of c bytes must send c bytes
+ * each way (c/2 of inputs to reduce, c/2 of results), so its bus bandwidth
+ * (= algbw for 2 ranks) can beat this exchange only by moving its bytes in a
+ * way that suits the transport better than every chunking tried here. Run
+ * with UCX_TLS=tcp it is the transport's own figure for the `tcp` all-reduce
+ * variants in bench/compare.
  *
  * Rendezvous: each rank writes its UCP worker address to D/ucx-address-<rank>
  * (renamed into place whole) and reads the other's. */
