@@ -42,6 +42,8 @@ void shm_barrier(ShmGroup& group);
 // out = the combination of `elements` elements at byte `offset` of every rank's
 // slot for the current step, in rank order, with MEAN finished.
 void combine_slots(const ShmGroup& group, size_t offset, void* out, size_t elements, DType dtype, ReduceOp op);
+// The same from every rank's inline data of the current step (group.h).
+void combine_inline(const ShmGroup& group, void* out, size_t elements, DType dtype, ReduceOp op);
 
 // Runs body(first, elements) for each step of a call of `count` elements at
 // `per_step` a step, moving the group on after each. An empty call still

@@ -2,7 +2,6 @@
 #include <cstring>
 #include <vector>
 
-#include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/memory_copy.h"
 
@@ -15,11 +14,7 @@ namespace {
 void allreduce_inline(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
   std::memcpy(group.my_inline(), send, count * size_of(dtype));
   group.arrive_and_wait();
-  const int n = group.size();
-  const void* inputs[kShmMaxRanks];
-  for (int r = 0; r < n; ++r) inputs[r] = group.inline_data(r);
-  reduce_many(recv, inputs, static_cast<size_t>(n), count, dtype, op);
-  if (op == ReduceOp::MEAN) finalize_mean(recv, count, dtype, n);
+  combine_inline(group, recv, count, dtype, op);
   group.next_step();
 }
 

@@ -2,14 +2,30 @@
 #include "collectives/shm/algorithms.h"
 
 namespace dist {
+namespace {
+
+// out = inputs[0] op inputs[1] op ..., one per rank, with MEAN finished.
+void combine_ranks(const ShmGroup& group, const void* const* inputs, void* out, size_t elements, DType dtype,
+                   ReduceOp op) {
+  const int n = group.size();
+  reduce_many(out, inputs, static_cast<size_t>(n), elements, dtype, op);
+  if (op == ReduceOp::MEAN) finalize_mean(out, elements, dtype, n);
+}
+
+}  // namespace
 
 void combine_slots(const ShmGroup& group, size_t offset, void* out, size_t elements, DType dtype, ReduceOp op) {
   if (elements == 0) return;
-  const int n = group.size();
   const void* inputs[kShmMaxRanks];
-  for (int r = 0; r < n; ++r) inputs[r] = group.slot(r) + offset;
-  reduce_many(out, inputs, static_cast<size_t>(n), elements, dtype, op);
-  if (op == ReduceOp::MEAN) finalize_mean(out, elements, dtype, n);
+  for (int r = 0; r < group.size(); ++r) inputs[r] = group.slot(r) + offset;
+  combine_ranks(group, inputs, out, elements, dtype, op);
+}
+
+void combine_inline(const ShmGroup& group, void* out, size_t elements, DType dtype, ReduceOp op) {
+  if (elements == 0) return;
+  const void* inputs[kShmMaxRanks];
+  for (int r = 0; r < group.size(); ++r) inputs[r] = group.inline_data(r);
+  combine_ranks(group, inputs, out, elements, dtype, op);
 }
 
 }  // namespace dist
