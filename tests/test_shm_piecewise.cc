@@ -110,17 +110,39 @@ struct RunResult {
   std::vector<std::string> errors;
 };
 
+// The segments of one group of `n` ranks as threads: rank 0's created, the
+// others opened, the name removed at once.
+std::vector<dist::ShmSegment> map_segments(const std::string& purpose, int n, size_t slot_bytes) {
+  const std::string name = "/dist-test-" + purpose + "-" + std::to_string(getpid()) + "-" + std::to_string(n);
+  std::vector<dist::ShmSegment> segments;
+  segments.push_back(dist::ShmSegment::create(name, n, slot_bytes));
+  for (int r = 1; r < n; ++r) segments.push_back(dist::ShmSegment::open(name, n));
+  dist::ShmSegment::unlink(name);
+  return segments;
+}
+
+std::vector<std::string> rank_names(int n) {
+  std::vector<std::string> names;
+  for (int r = 0; r < n; ++r) names.push_back("rank " + std::to_string(r));
+  return names;
+}
+
+dist::CallSignature f64_all_reduce(size_t count, ReduceOp op) {
+  dist::CallSignature signature;
+  signature.kind = dist::CollectiveKind::kAllReduce;
+  signature.dtype = DType::F64;
+  signature.op = op;
+  signature.count = count;
+  return signature;
+}
+
 // Finisher modes: none; each owner rewrites its part to 10 * sum + 1; or the
 // finisher of `throwing_rank` throws.
 enum class Finish { kNone, kRewrite, kThrow };
 
 RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, int throwing_rank,
                         Finish finish_mode = Finish::kNone) {
-  const std::string name = "/dist-test-piecewise-" + std::to_string(getpid()) + "-" + std::to_string(n);
-  std::vector<dist::ShmSegment> segments;
-  segments.push_back(dist::ShmSegment::create(name, n, kSlotBytes));
-  for (int r = 1; r < n; ++r) segments.push_back(dist::ShmSegment::open(name, n));
-  dist::ShmSegment::unlink(name);
+  std::vector<dist::ShmSegment> segments = map_segments("piecewise", n, kSlotBytes);
 
   size_t total = 0;
   for (size_t s : sizes) total += s;
@@ -131,8 +153,7 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
   // One failure state for all ranks, as the communicators' failures reach
   // their peers in a real job.
   auto failure = std::make_shared<dist::FailureFlag>();
-  std::vector<std::string> names;
-  for (int r = 0; r < n; ++r) names.push_back("rank " + std::to_string(r));
+  const std::vector<std::string> names = rank_names(n);
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       // Each piece in its own allocation, as a model's tensors are.
@@ -173,11 +194,7 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
         mine.largest_part = std::max(mine.largest_part, count * sizeof(double));
       };
       dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
-      dist::CallSignature signature;
-      signature.kind = dist::CollectiveKind::kAllReduce;
-      signature.dtype = DType::F64;
-      signature.op = op;
-      signature.count = total;
+      const dist::CallSignature signature = f64_all_reduce(total, op);
       try {
         group.begin(signature, 1, std::chrono::steady_clock::now() + std::chrono::seconds(30));
         const dist::PartFinisher finisher(finish);
@@ -290,14 +307,9 @@ void test_piecewise_finisher_failure_fails_everyone(void** state) {
 void run_buffer_split(int n) {
   constexpr size_t kBigSlot = dist::kShmStepBytes + 8192;
   const size_t count = 3 * kBigSlot / sizeof(double) + 5;  // a partial last step either way
-  const std::string name = "/dist-test-split-steps-" + std::to_string(getpid()) + "-" + std::to_string(n);
-  std::vector<dist::ShmSegment> segments;
-  segments.push_back(dist::ShmSegment::create(name, n, kBigSlot));
-  for (int r = 1; r < n; ++r) segments.push_back(dist::ShmSegment::open(name, n));
-  dist::ShmSegment::unlink(name);
+  std::vector<dist::ShmSegment> segments = map_segments("split-steps", n, kBigSlot);
   auto failure = std::make_shared<dist::FailureFlag>();
-  std::vector<std::string> names;
-  for (int r = 0; r < n; ++r) names.push_back("rank " + std::to_string(r));
+  const std::vector<std::string> names = rank_names(n);
   std::vector<std::vector<double>> separate(static_cast<size_t>(n)), in_place(static_cast<size_t>(n));
   std::vector<std::string> errors(static_cast<size_t>(n));
   std::vector<std::thread> threads;
@@ -306,11 +318,7 @@ void run_buffer_split(int n) {
       std::vector<double> input(count);
       for (size_t i = 0; i < count; ++i) input[i] = input_value(r, i);
       dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
-      dist::CallSignature signature;
-      signature.kind = dist::CollectiveKind::kAllReduce;
-      signature.dtype = DType::F64;
-      signature.op = ReduceOp::SUM;
-      signature.count = count;
+      const dist::CallSignature signature = f64_all_reduce(count, ReduceOp::SUM);
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
       try {
         std::vector<double>& out = separate[static_cast<size_t>(r)];
