@@ -126,9 +126,10 @@ int peer_options_parse_own(int argc, char** argv, const char* default_variant, c
     return 0;
   }
   int kept = 0;
-  for (int i = 0; i < argc; i++) {
+  if (argc > 0) rest[kept++] = argv[0];  /* the program's name */
+  for (int i = 1; i < argc; i++) {
     const peer_own_option_t* match = NULL;
-    for (const peer_own_option_t* o = own; i > 0 && o->name != NULL; o++)
+    for (const peer_own_option_t* o = own; o->name != NULL; o++)
       if (strcmp(argv[i], o->name) == 0) match = o;
     if (match == NULL) {
       rest[kept++] = argv[i];

@@ -63,44 +63,42 @@ static void wait_request(exchange_t* x, ucs_status_ptr_t request, const char* wh
   if (status != UCS_OK) die(what, status);
 }
 
-/* Sends `bytes` from `out` and receives `bytes` into `in`, both in flight at once. */
-static void send_and_receive(exchange_t* x, const void* out, void* in, size_t bytes, ucp_tag_t tag) {
-  ucp_request_param_t param = {0};
-  ucs_status_ptr_t received = ucp_tag_recv_nbx(x->worker, in, bytes, tag, (ucp_tag_t)-1, &param);
-  ucs_status_ptr_t sent = ucp_tag_send_nbx(x->ep, out, bytes, tag, &param);
-  wait_request(x, sent, "tag send");
-  wait_request(x, received, "tag receive");
-}
-
-/* The data exchange: chunk by chunk, `window` chunks each way in flight, each
- * chunk's receive posted before its send. Chunk i completes in order on both
- * sides (tag matching keeps the order of one sender's messages). */
-static void run_exchange(void* self) {
-  exchange_t* x = self;
-  const size_t chunk = x->chunk == 0 || x->chunk > x->bytes ? x->bytes : x->chunk;
-  const size_t chunks = x->bytes == 0 ? 0 : (x->bytes + chunk - 1) / chunk;
+/* Sends `bytes` from `out` and receives `bytes` into `in`, chunk by chunk
+ * (chunk 0: all at once), `window` chunks each way in flight, each chunk's
+ * receive posted before its send. Chunks complete in order on both sides
+ * (tag matching keeps the order of one sender's messages). */
+static void exchange(exchange_t* x, const char* out, char* in, size_t bytes, size_t chunk, int window,
+                     ucp_tag_t tag) {
+  if (chunk == 0 || chunk > bytes) chunk = bytes;
+  const size_t chunks = bytes == 0 ? 0 : (bytes + chunk - 1) / chunk;
   ucs_status_ptr_t sends[kMaxWindow], receives[kMaxWindow];
   ucp_request_param_t param = {0};
   for (size_t next = 0, done = 0; done < chunks;) {
-    while (next < chunks && next - done < (size_t)x->window) {
+    while (next < chunks && next - done < (size_t)window) {
       const size_t offset = next * chunk;
-      const size_t length = offset + chunk > x->bytes ? x->bytes - offset : chunk;
-      const size_t lane = next % (size_t)x->window;
-      receives[lane] = ucp_tag_recv_nbx(x->worker, x->recv + offset, length, kDataTag, (ucp_tag_t)-1, &param);
-      sends[lane] = ucp_tag_send_nbx(x->ep, x->send + offset, length, kDataTag, &param);
+      const size_t length = offset + chunk > bytes ? bytes - offset : chunk;
+      const size_t lane = next % (size_t)window;
+      receives[lane] = ucp_tag_recv_nbx(x->worker, in + offset, length, tag, (ucp_tag_t)-1, &param);
+      sends[lane] = ucp_tag_send_nbx(x->ep, out + offset, length, tag, &param);
       next++;
     }
-    const size_t lane = done % (size_t)x->window;
+    const size_t lane = done % (size_t)window;
     wait_request(x, sends[lane], "tag send");
     wait_request(x, receives[lane], "tag receive");
     done++;
   }
 }
 
+/* What is timed: the message, as the options cut it. */
+static void run_exchange(void* self) {
+  exchange_t* x = self;
+  exchange(x, x->send, x->recv, x->bytes, x->chunk, x->window, kDataTag);
+}
+
 static void barrier(void* self) {
   exchange_t* x = self;
   char out = 0, in = 0;
-  send_and_receive(x, &out, &in, 1, kControlTag);
+  exchange(x, &out, &in, 1, 0, 1, kControlTag);
 }
 
 static void max_over_ranks(void* self, double* v, size_t n) {
@@ -110,7 +108,7 @@ static void max_over_ranks(void* self, double* v, size_t n) {
     fprintf(stderr, "ucx_exchange_bench: %zu values to combine, at most %d\n", n, kMaxControlValues);
     exit(1);
   }
-  send_and_receive(x, v, other, n * sizeof *v, kControlTag);
+  exchange(x, (const char*)v, (char*)other, n * sizeof *v, 0, 1, kControlTag);
   for (size_t i = 0; i < n; i++)
     if (other[i] > v[i]) v[i] = other[i];
 }
@@ -145,11 +143,13 @@ static int connect_peer(exchange_t* x, const char* store) {
   snprintf(path, sizeof path, "%s/ucx-address-%d", store, x->rank);
   snprintf(staged, sizeof staged, "%s.tmp", path);
   FILE* out = fopen(staged, "wb");
-  if (!out || fwrite(address, 1, length, out) != length || fclose(out) != 0 || rename(staged, path) != 0) {
-    fprintf(stderr, "ucx_exchange_bench: cannot write %s: %s\n", path, strerror(errno));
+  int written = out != NULL && fwrite(address, 1, length, out) == length;
+  if (out != NULL && fclose(out) != 0) written = 0;
+  ucp_worker_release_address(x->worker, address);
+  if (!written || rename(staged, path) != 0) {
+    fprintf(stderr, "ucx_exchange_bench: cannot publish this rank's address as %s: %s\n", path, strerror(errno));
     return 0;
   }
-  ucp_worker_release_address(x->worker, address);
 
   snprintf(path, sizeof path, "%s/ucx-address-%d", store, 1 - x->rank);
   FILE* in = NULL;
@@ -176,7 +176,7 @@ static int connect_peer(exchange_t* x, const char* store) {
   return 1;
 }
 
-static int open_ucx(exchange_t* x) {
+static void open_ucx(exchange_t* x) {
   ucp_params_t params = {0};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_TAG;
@@ -187,7 +187,6 @@ static int open_ucx(exchange_t* x) {
   worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
   status = ucp_worker_create(x->context, &worker_params, &x->worker);
   if (status != UCS_OK) die("ucp_worker_create", status);
-  return 1;
 }
 
 static void close_ucx(exchange_t* x) {
@@ -205,6 +204,9 @@ static void close_ucx(exchange_t* x) {
   ucp_cleanup(x->context);
 }
 
+/* Byte i of what `rank` sends: differs between the ranks and along the message. */
+static char pattern(int rank, size_t i) { return (char)(i * 7 + (size_t)rank * 13 + 1); }
+
 /* Times every size; rank 0 prints the rows. The first exchange of each size
  * is checked: each rank must receive exactly what the other sent. */
 static int measure_all(const peer_options_t* opts, exchange_t* x) {
@@ -217,11 +219,11 @@ static int measure_all(const peer_options_t* opts, exchange_t* x) {
       fprintf(stderr, "ucx_exchange_bench: out of memory for %zu B\n", bytes);
       return 1;
     }
-    for (size_t i = 0; i < bytes; i++) x->send[i] = (char)(i * 7 + (size_t)x->rank * 13 + 1);
+    for (size_t i = 0; i < bytes; i++) x->send[i] = pattern(x->rank, i);
     memset(x->recv, 0, bytes);
     run_exchange(x);
     for (size_t i = 0; i < bytes; i++) {
-      if (x->recv[i] != (char)(i * 7 + (size_t)(1 - x->rank) * 13 + 1)) {
+      if (x->recv[i] != pattern(1 - x->rank, i)) {
         fprintf(stderr, "ucx_exchange_bench: byte %zu of %zu received from rank %d is wrong\n", i, bytes,
                 1 - x->rank);
         return 1;
@@ -262,7 +264,7 @@ int main(int argc, char** argv) {
   const char* store = NULL;
   if (!read_environment(&x.rank, &store)) return 2;
   if (opts.header && x.rank == 0) peer_csv_header(stdout);
-  if (!open_ucx(&x)) return 1;
+  open_ucx(&x);
   if (!connect_peer(&x, store)) return 1;
   const int status = measure_all(&opts, &x);
   /* Neither side closes while the other may still be exchanging. */
