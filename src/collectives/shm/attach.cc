@@ -18,8 +18,9 @@ namespace {
 // A slot holds one step of a collective. Most take steps of kShmStepBytes;
 // the out-of-place split all-reduce takes the whole slot, and ran faster with
 // 2 MiB than with 256 KiB on a machine with 2 MiB of L2 per core (16 MiB:
-// 6.3-6.6 GB/s against 4.9-5.2; bench/README.md). The segment (two slots per
-// rank) stays within 16 MiB however many ranks share it.
+// 6.3-6.6 GB/s against 4.9-5.2; bench/README.md). The slots of a segment (two
+// per rank) stay within 16 MiB up to 32 ranks; a slot is never smaller than a
+// step, as before (64 ranks: 32 MiB).
 constexpr size_t kLargestDefaultSlotBytes = 2 << 20;
 constexpr size_t kDefaultSegmentDataBytes = 16 << 20;
 
