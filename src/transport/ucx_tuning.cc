@@ -1,7 +1,6 @@
 #include "transport/ucx_tuning.h"
 
 #include <cstdlib>
-#include <mutex>
 #include <string>
 
 namespace dist {
@@ -38,25 +37,11 @@ void set_default(ucp_config_t* config, const char* name, const char* value) {
   if (!user_set(name)) ucp_config_modify(config, name, value);
 }
 
-// UCX 1.13 takes a transport's own settings (UCX_TCP_*) only from the
-// environment: ucp_config_modify accepts them but the TCP transport never sees
-// them (measured: no change in bandwidth). So these few are put in the
-// environment, where UCX_TCP_* was not set, once, before the first ucp_init.
-void set_transport_default(const char* name, const char* value) {
-  const std::string variable = std::string("UCX_") + name;
-  setenv(variable.c_str(), value, /*overwrite=*/0);
-}
-
 }  // namespace
 
 void apply_ucx_defaults(ucp_config_t* config) {
   // DIST_UCX_DEFAULTS=0 leaves UCX entirely to its own defaults (to compare).
   if (const char* use = std::getenv("DIST_UCX_DEFAULTS"); use != nullptr && std::string(use) == "0") return;
-  static std::once_flag transport_defaults;
-  std::call_once(transport_defaults, [] {
-    set_transport_default("TCP_TX_SEG_SIZE", "64K");
-    set_transport_default("TCP_RX_SEG_SIZE", "256K");
-  });
   if (restricted_to_tcp()) set_default(config, "RNDV_THRESH", "inf");
 }
 

@@ -1,17 +1,20 @@
-// Defaults libdistribute gives UCX where UCX's own suit its traffic badly.
-// Each applies only when the user has not set the variable (UCX_<NAME>), so
-// every UCX setting keeps working as UCX documents it. The TCP segment sizes
-// reach UCX only through the environment (ucx_tuning.cc says why): the first
-// context of a process sets UCX_TCP_TX_SEG_SIZE and UCX_TCP_RX_SEG_SIZE there
-// when they are unset. DIST_UCX_DEFAULTS=0 turns all of this off.
+// Defaults libdistribute gives UCX where UCX's own suit its traffic badly,
+// through the config of each context (ucp_config_modify), and only where the
+// user has not set the variable (UCX_<NAME>), so every UCX setting keeps
+// working as UCX documents it. DIST_UCX_DEFAULTS=0 turns them off.
 //
-// Measured on loopback with UCX 1.13 (dist-bench -n 2, ring all-reduce,
-// UCX_TLS=tcp, 16 MiB float32): 1.65 GB/s bus bandwidth with UCX's defaults,
-// 2.0 with 64 KiB TCP send segments and 256 KiB receive segments (UCX sends a
-// large message in 8 KiB segments by default: four times the system calls),
-// and 2.12 when, restricted to TCP, every message also goes eagerly instead
-// of by rendezvous (TCP has no zero-copy path for rendezvous to win back its
-// extra round trip).
+// Restricted to TCP, every message goes eagerly instead of by rendezvous
+// (TCP has no zero-copy path for rendezvous to win back its extra round trip).
+//
+// Nothing here touches the environment: setenv in a library races with
+// getenv in every other thread of the process (UCX reads its variables with
+// getenv whenever a context is made), and one such race crashed a parameter-
+// server test in the Rust binding's parallel test threads. UCX 1.13 takes the
+// TCP transport's own settings (UCX_TCP_TX_SEG_SIZE, ...) only from the
+// environment, so the larger TCP segments this library used to set there are
+// left to the user; without them the 16 MiB ring all-reduce over UCX_TLS=tcp
+// measured 1.90-2.25 GB/s against 1.53-2.59 with them (eight interleaved
+// pairs, bench/README.md).
 #pragma once
 
 #include <ucp/api/ucp.h>
