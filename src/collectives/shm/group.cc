@@ -10,13 +10,21 @@
 namespace dist {
 namespace {
 
-// Polls before the first yield: about a microsecond of spinning, enough for a
+// Polls before the first yield: a few microseconds of spinning, enough for a
 // peer that is running on another core.
-constexpr unsigned kSpinPolls = 2000;
+constexpr unsigned kSpinPolls = 256;
 // After this long a peer is probably computing, not communicating: poll less
 // often so that waiting costs little CPU.
 constexpr auto kSleepAfter = std::chrono::milliseconds(20);
 constexpr auto kSleepBetweenPolls = std::chrono::microseconds(50);
+
+inline void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 std::optional<CallSignature> signature_of(const ShmCallRecord& record) {
   return signature_from_wire(record.kind, record.dtype, record.op, record.root, record.count);
@@ -36,15 +44,15 @@ void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::
   ShmCallRecord& record = segment_.control(rank_).calls[step_ & 1];
   record.first_step = step_;
   record.seq = seq;
-  record.kind = static_cast<int32_t>(signature.kind);
-  record.dtype = static_cast<int32_t>(signature.dtype);
-  record.op = static_cast<int32_t>(signature.op);
+  record.kind = static_cast<int16_t>(signature.kind);
+  record.dtype = static_cast<int16_t>(signature.dtype);
+  record.op = static_cast<int16_t>(signature.op);
   record.root = signature.root;
   record.count = signature.count;
 }
 
 void ShmGroup::arrive_and_wait() {
-  segment_.control(rank_).arrived.store(step_, std::memory_order_release);
+  segment_.control(rank_).calls[step_ & 1].announced.store(step_, std::memory_order_release);
   wait_for_all(Counter::kArrived);
 }
 
@@ -55,13 +63,19 @@ void ShmGroup::wait_for_all(Counter counter) {
   for (int peer = 0; peer < n; ++peer) {
     if (peer == rank_) continue;
     const ShmRankControl& control = segment_.control(peer);
-    const std::atomic<uint64_t>& published = counter == Counter::kArrived ? control.arrived : control.reduced;
+    const std::atomic<uint64_t>& published =
+        counter == Counter::kArrived ? control.calls[step_ & 1].announced : control.reduced;
     unsigned polls = 0;
     std::chrono::steady_clock::time_point waiting_since{};
     while (published.load(std::memory_order_acquire) < step_) {
       if (failure_->failed()) failure_->check();
       ++polls;
-      if (polls < kSpinPolls) continue;
+      if (polls < kSpinPolls) {
+        // Eases off the line the peer is about to write, and spares the
+        // pipeline flush a spin loop's speculative loads cost when it ends.
+        spin_pause();
+        continue;
+      }
       const auto now = std::chrono::steady_clock::now();
       if (polls == kSpinPolls) waiting_since = now;
       if (now >= deadline_) timed_out(peer, counter == Counter::kArrived ? "to arrive" : "to reduce");
