@@ -433,7 +433,10 @@ typedef int32_t dist_allreduce_algorithm_t;
 
 typedef struct dist_comm_options {
   uint64_t field_mask;
-  int64_t timeout_ms;                   /* deadline of each call; default: the context's */
+  /* Deadline of each call; default: the context's. On one host's shared
+   * segment it counts from the call's first wait for a peer that outlasts a
+   * short spin (a call that never waits that long reads no clock). */
+  int64_t timeout_ms;
   dist_allreduce_algorithm_t allreduce; /* default DIST_ALLREDUCE_AUTO */
 } dist_comm_options_t;
 

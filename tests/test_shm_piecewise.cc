@@ -196,7 +196,7 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
       dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
       const dist::CallSignature signature = f64_all_reduce(total, op);
       try {
-        group.begin(signature, 1, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+        group.begin(signature, 1, std::chrono::seconds(30));
         const dist::PartFinisher finisher(finish);
         dist::shm_allreduce_split(group, list, dist::ResultSink(record), DType::F64, op,
                                   finish_mode == Finish::kNone ? nullptr : &finisher);
@@ -319,15 +319,15 @@ void run_buffer_split(int n) {
       for (size_t i = 0; i < count; ++i) input[i] = input_value(r, i);
       dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
       const dist::CallSignature signature = f64_all_reduce(count, ReduceOp::SUM);
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      const std::chrono::milliseconds timeout = std::chrono::seconds(30);
       try {
         std::vector<double>& out = separate[static_cast<size_t>(r)];
         out.assign(count, -1);
-        group.begin(signature, 1, deadline);
+        group.begin(signature, 1, timeout);
         dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, ReduceOp::SUM);
         std::vector<double>& both = in_place[static_cast<size_t>(r)];
         both = input;
-        group.begin(signature, 2, deadline);
+        group.begin(signature, 2, timeout);
         dist::shm_allreduce_split(group, both.data(), both.data(), count, DType::F64, ReduceOp::SUM);
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(r)] = e.what();

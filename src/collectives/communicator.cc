@@ -57,6 +57,7 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   const AlgorithmOptions from_environment = algorithms_from_environment();
   environment_all_reduce_ = from_environment.all_reduce;
   algorithms_.chunk_bytes = from_environment.chunk_bytes;
+  resolve_forced_all_reduce();
   failure_ = context.register_comm(id_, members_);
   if (context.worker() == nullptr || members_.size() == 1) {
     channel_ = std::make_unique<SelfChannel>();
@@ -95,13 +96,24 @@ const std::string& Communicator::forced_all_reduce() const {
   return algorithms_.all_reduce.empty() ? environment_all_reduce_ : algorithms_.all_reduce;
 }
 
-bool Communicator::takes_pieces() const { return shm_ != nullptr && !is_all_reduce_algorithm(forced_all_reduce()); }
+void Communicator::set_algorithms(const AlgorithmOptions& algorithms) {
+  algorithms_ = algorithms;
+  resolve_forced_all_reduce();
+}
+
+void Communicator::resolve_forced_all_reduce() {
+  const std::string& forced = forced_all_reduce();
+  point_to_point_all_reduce_ = is_all_reduce_algorithm(forced);
+  shm_all_reduce_ = shm_all_reduce_from_name(forced);
+}
+
+bool Communicator::takes_pieces() const { return shm_ != nullptr && !point_to_point_all_reduce_; }
 
 const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const {
   if (size() == 1) return "self";
   const std::string& forced = forced_all_reduce();
-  const bool forced_point_to_point = kind == CollectiveKind::kAllReduce && is_all_reduce_algorithm(forced);
-  if (shm_ != nullptr && !forced_point_to_point) return shm_algorithm_name(kind, bytes, forced);
+  const bool forced_point_to_point = kind == CollectiveKind::kAllReduce && point_to_point_all_reduce_;
+  if (shm_ != nullptr && !forced_point_to_point) return shm_algorithm_name(kind, bytes, shm_all_reduce_);
   AlgorithmOptions algorithms = algorithms_;
   algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
   return name(choose_algorithm(kind, bytes, size(), algorithms));
@@ -111,17 +123,16 @@ void Communicator::execute_call(const CollectiveCall& call) {
   const uint64_t seq = next_seq_++;
   try {
     failure_->check();
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    const std::string& forced = forced_all_reduce();
     // A forced point-to-point all-reduce bypasses the shared segment (to
     // compare the two); a forced shared-memory one falls back where there is none.
-    const bool forced_point_to_point =
-        call.signature.kind == CollectiveKind::kAllReduce && is_all_reduce_algorithm(forced);
+    const bool forced_point_to_point = call.signature.kind == CollectiveKind::kAllReduce && point_to_point_all_reduce_;
     if (shm_ != nullptr && !forced_point_to_point) {
-      run_shm_collective(*shm_, call, seq, deadline, forced);
+      run_shm_collective(*shm_, call, seq, timeout_, shm_all_reduce_);
       return;
     }
     if (call.pieces != nullptr) fail(Status::kInternal, "a piecewise all-reduce needs the shared-memory path");
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    const std::string& forced = forced_all_reduce();
     AlgorithmOptions algorithms = algorithms_;
     algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
     channel_->begin(call.signature, seq, deadline);

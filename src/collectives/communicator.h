@@ -18,6 +18,7 @@
 #include "collectives/collective_call.h"
 #include "collectives/operation.h"
 #include "collectives/shm/group.h"
+#include "collectives/shm/run_shm.h"
 #include "transport/context.h"
 
 namespace dist {
@@ -35,7 +36,7 @@ class Communicator {
   uint32_t id() const { return id_; }
 
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
-  void set_algorithms(const AlgorithmOptions& algorithms) { algorithms_ = algorithms; }
+  void set_algorithms(const AlgorithmOptions& algorithms);
   const AlgorithmOptions& algorithms() const { return algorithms_; }
   // True when all ranks share one host and run collectives through a shared
   // segment (collectives/shm/attach.h says when).
@@ -62,6 +63,9 @@ class Communicator {
   void execute(Operation& op);
   // The all-reduce algorithm forced by options or DIST_ALLREDUCE_ALGO; empty for AUTO.
   const std::string& forced_all_reduce() const;
+  // Reads forced_all_reduce() into the two choices below, once per change
+  // rather than by string comparisons on every call.
+  void resolve_forced_all_reduce();
   void worker_loop();
   std::vector<int64_t> exchange_split_keys(int32_t color, int32_t key);
 
@@ -75,6 +79,8 @@ class Communicator {
   std::chrono::milliseconds timeout_;
   AlgorithmOptions algorithms_;
   std::string environment_all_reduce_;  // DIST_ALLREDUCE_ALGO, used when AUTO
+  bool point_to_point_all_reduce_ = false;  // a point-to-point all-reduce is forced
+  ShmAllReduce shm_all_reduce_ = ShmAllReduce::kBySize;
   uint64_t next_seq_ = 0;
 
   std::mutex queue_mutex_;

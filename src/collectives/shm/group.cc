@@ -36,23 +36,28 @@ ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
                    std::shared_ptr<FailureFlag> failure)
     : segment_(std::move(segment)), rank_(rank), names_(std::move(names)), failure_(std::move(failure)) {}
 
-void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::steady_clock::time_point deadline) {
+void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout) {
   signature_ = signature;
   seq_ = seq;
-  deadline_ = deadline;
+  timeout_ = timeout;
+  deadline_ = {};
   call_first_step_ = step_;
-  ShmCallRecord& record = segment_.control(rank_).calls[step_ & 1];
-  record.first_step = step_;
-  record.seq = seq;
-  record.kind = static_cast<int16_t>(signature.kind);
-  record.dtype = static_cast<int16_t>(signature.dtype);
-  record.op = static_cast<int16_t>(signature.op);
-  record.root = signature.root;
-  record.count = signature.count;
 }
 
 void ShmGroup::arrive_and_wait() {
-  segment_.control(rank_).calls[step_ & 1].announced.store(step_, std::memory_order_release);
+  ShmCallRecord& record = segment_.control(rank_).calls[step_ & 1];
+  if (step_ == call_first_step_) {
+    // Written just before the announcement, not at begin(): peers already
+    // poll this line, and every store between their polls moves it again.
+    record.first_step = step_;
+    record.seq = seq_;
+    record.kind = static_cast<int16_t>(signature_.kind);
+    record.dtype = static_cast<int16_t>(signature_.dtype);
+    record.op = static_cast<int16_t>(signature_.op);
+    record.root = signature_.root;
+    record.count = signature_.count;
+  }
+  record.announced.store(step_, std::memory_order_release);
   wait_for_all(Counter::kArrived);
 }
 
@@ -77,7 +82,10 @@ void ShmGroup::wait_for_all(Counter counter) {
         continue;
       }
       const auto now = std::chrono::steady_clock::now();
-      if (polls == kSpinPolls) waiting_since = now;
+      if (polls == kSpinPolls) {
+        waiting_since = now;
+        if (deadline_ == std::chrono::steady_clock::time_point{}) deadline_ = now + timeout_;
+      }
       if (now >= deadline_) timed_out(peer, counter == Counter::kArrived ? "to arrive" : "to reduce");
       if (now - waiting_since > kSleepAfter) {
         std::this_thread::sleep_for(kSleepBetweenPolls);

@@ -39,8 +39,10 @@ class ShmGroup {
   // takes the whole slot: kShmStepBytes, or the slot when it is smaller.
   size_t step_bytes() const { return std::min(slot_bytes(), kShmStepBytes); }
 
-  // Starts a call; its first step publishes the signature.
-  void begin(const CallSignature& signature, uint64_t seq, std::chrono::steady_clock::time_point deadline);
+  // Starts a call; its first step publishes the signature. Its deadline is
+  // `timeout` after it first has to wait for a peer beyond a short spin, so a
+  // call that never waits long reads no clock.
+  void begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout);
 
   // The current call's data of up to kShmInlineBytes in its call record, for
   // a call of one step: this rank's (written before arrive_and_wait) and any
@@ -78,7 +80,8 @@ class ShmGroup {
   uint64_t call_first_step_ = 0;
   CallSignature signature_;
   uint64_t seq_ = 0;
-  std::chrono::steady_clock::time_point deadline_{};
+  std::chrono::milliseconds timeout_{0};
+  std::chrono::steady_clock::time_point deadline_{};  // unset (epoch) until the call first waits long
 };
 
 }  // namespace dist

@@ -12,15 +12,21 @@ namespace {
 // less than the second handshake. Above it, the split moves less memory.
 constexpr size_t kDirectMaxBytes = 16 * 1024;
 
-bool use_direct(size_t bytes, const std::string& forced) {
-  if (forced == "shm_direct") return true;
-  if (forced == "shm_split") return false;
+bool use_direct(size_t bytes, ShmAllReduce forced) {
+  if (forced == ShmAllReduce::kDirect) return true;
+  if (forced == ShmAllReduce::kSplit) return false;
   return bytes <= kDirectMaxBytes;
 }
 
 }  // namespace
 
-const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, const std::string& all_reduce) {
+ShmAllReduce shm_all_reduce_from_name(const std::string& name) {
+  if (name == "shm_direct") return ShmAllReduce::kDirect;
+  if (name == "shm_split") return ShmAllReduce::kSplit;
+  return ShmAllReduce::kBySize;
+}
+
+const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce) {
   if (kind != CollectiveKind::kAllReduce) return "shm";
   return use_direct(bytes, all_reduce) ? "shm_direct" : "shm_split";
 }
@@ -29,11 +35,11 @@ bool is_shm_algorithm(const std::string& name) {
   return name == "shm" || name == "shm_direct" || name == "shm_split";
 }
 
-void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t seq,
-                        std::chrono::steady_clock::time_point deadline, const std::string& all_reduce) {
+void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t seq, std::chrono::milliseconds timeout,
+                        ShmAllReduce all_reduce) {
   const CallSignature& s = call.signature;
   check_call(group.size(), group.rank(), call);
-  group.begin(s, seq, deadline);
+  group.begin(s, seq, timeout);
   const size_t count = static_cast<size_t>(s.count);
   switch (s.kind) {
     case CollectiveKind::kAllReduce:

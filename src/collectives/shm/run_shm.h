@@ -10,15 +10,19 @@
 
 namespace dist {
 
-// Checks the call, starts it on the group and runs it. `all_reduce` is the
-// forced all-reduce algorithm ("shm_direct", "shm_split"), or empty/"shm" to
-// choose by size and rank count.
-void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t seq,
-                        std::chrono::steady_clock::time_point deadline, const std::string& all_reduce);
+// Which all-reduce this path runs: by size, or one forced (DIST_ALLREDUCE_ALGO
+// or the communicator's options: "shm_direct", "shm_split"; "shm" is by size).
+enum class ShmAllReduce { kBySize, kDirect, kSplit };
+ShmAllReduce shm_all_reduce_from_name(const std::string& name);
+
+// Checks the call, starts it on the group and runs it; each of its waits ends
+// with kTimeout `timeout` after the call first has to wait for a peer.
+void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t seq, std::chrono::milliseconds timeout,
+                        ShmAllReduce all_reduce);
 
 // The algorithm this path runs for `kind` with `bytes` per rank: "shm_direct",
 // "shm_split" (all-reduce) or "shm" (the others).
-const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, const std::string& all_reduce);
+const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce);
 
 // True for the all-reduce algorithm names that mean this path.
 bool is_shm_algorithm(const std::string& name);
