@@ -160,57 +160,74 @@ void Communicator::execute(Operation& op) {
 }
 
 void Communicator::run(const CollectiveCall& call) {
-  {
-    std::unique_lock<std::mutex> lock(queue_mutex_);
-    if (busy_ || !queue_.empty()) {
-      // Earlier non-blocking calls go first; this one waits its turn.
-      auto op = std::make_shared<Operation>(call);
-      queue_.push_back(op);
-      queue_signal_.notify_all();
-      lock.unlock();
-      op->wait_for(std::chrono::milliseconds(-1));
-      if (op->status() != Status::kOk) throw Error(op->status(), op->message());
-      return;
-    }
-    busy_ = true;
+  uint32_t idle = 0;
+  if (!state_.compare_exchange_strong(idle, kBusy, std::memory_order_acquire)) {
+    // Earlier non-blocking calls go first; this one waits its turn.
+    auto op = std::make_shared<Operation>(call);
+    enqueue(op);
+    op->wait_for(std::chrono::milliseconds(-1));
+    if (op->status() != Status::kOk) throw Error(op->status(), op->message());
+    return;
   }
-  // The fast path: runs in the calling thread, allocates nothing.
+  // The fast path: runs in the calling thread, allocates nothing and takes no
+  // lock (one atomic claim and one release).
   std::exception_ptr failure;
   try {
     execute_call(call);
   } catch (...) {
     failure = std::current_exception();
   }
-  {
-    std::lock_guard<std::mutex> guard(queue_mutex_);
-    busy_ = false;
-  }
-  queue_signal_.notify_all();
+  release();
   if (failure) std::rethrow_exception(failure);
 }
 
 std::shared_ptr<Operation> Communicator::submit(const CollectiveCall& call) {
   auto op = std::make_shared<Operation>(call);
+  enqueue(op);
+  return op;
+}
+
+void Communicator::enqueue(const std::shared_ptr<Operation>& op) {
   std::lock_guard<std::mutex> guard(queue_mutex_);
   if (!worker_.joinable()) worker_ = std::thread([this] { worker_loop(); });
   queue_.push_back(op);
+  state_.fetch_add(kQueued, std::memory_order_relaxed);
   queue_signal_.notify_all();
-  return op;
+}
+
+bool Communicator::claim_for_queued() {
+  uint32_t state = state_.load(std::memory_order_relaxed);
+  while ((state & kBusy) == 0) {
+    if (state_.compare_exchange_weak(state, state - kQueued + kBusy, std::memory_order_acquire)) return true;
+  }
+  return false;
+}
+
+bool Communicator::claim_when_idle() {
+  uint32_t idle = 0;
+  return state_.compare_exchange_strong(idle, kBusy, std::memory_order_acquire);
+}
+
+void Communicator::release() {
+  const uint32_t before = state_.fetch_and(~kBusy, std::memory_order_release);
+  if (before == kBusy) return;  // nothing queued: nobody to wake
+  // Taking the mutex orders this notification after the worker's last check
+  // of the state, so it cannot miss it.
+  { std::lock_guard<std::mutex> guard(queue_mutex_); }
+  queue_signal_.notify_all();
 }
 
 void Communicator::worker_loop() {
   std::unique_lock<std::mutex> lock(queue_mutex_);
   while (true) {
-    queue_signal_.wait(lock, [this] { return stopping_ || (!busy_ && !queue_.empty()); });
-    if (queue_.empty() && stopping_) return;
-    if (busy_ || queue_.empty()) continue;
+    queue_signal_.wait(lock, [this] { return (!queue_.empty() && claim_for_queued()) || (stopping_ && queue_.empty()); });
+    if (queue_.empty()) return;  // stopping, with nothing left to run
     auto op = queue_.front();
     queue_.pop_front();
-    busy_ = true;
     lock.unlock();
     execute(*op);
     lock.lock();
-    busy_ = false;
+    state_.fetch_and(~kBusy, std::memory_order_release);
     queue_signal_.notify_all();
   }
 }
@@ -231,22 +248,19 @@ std::vector<int64_t> Communicator::exchange_split_keys(int32_t color, int32_t ke
 }
 
 std::unique_ptr<Communicator> Communicator::split(int32_t color, int32_t key) {
-  std::unique_lock<std::mutex> lock(queue_mutex_);
-  queue_signal_.wait(lock, [this] { return !busy_ && queue_.empty(); });
-  busy_ = true;
-  lock.unlock();
+  {
+    // After every call made before it, queued ones included.
+    std::unique_lock<std::mutex> lock(queue_mutex_);
+    queue_signal_.wait(lock, [this] { return queue_.empty() && claim_when_idle(); });
+  }
   std::vector<int64_t> all;
   try {
     all = exchange_split_keys(color, key);
   } catch (...) {
-    lock.lock();
-    busy_ = false;
+    release();
     throw;
   }
-  lock.lock();
-  busy_ = false;
-  lock.unlock();
-  queue_signal_.notify_all();
+  release();
 
   // Every rank computes the same id: one past the largest any member has used,
   // so it is free on every member (disjoint colors may share it safely).

@@ -4,6 +4,7 @@
 // on the fast path); otherwise calls queue for the communicator's own thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -66,6 +67,13 @@ class Communicator {
   // Reads forced_all_reduce() into the two choices below, once per change
   // rather than by string comparisons on every call.
   void resolve_forced_all_reduce();
+  void enqueue(const std::shared_ptr<Operation>& op);
+  // Take the right to run calls (kBusy): for the queue's next operation (the
+  // worker, under queue_mutex_), or only when nothing is queued (split).
+  bool claim_for_queued();
+  bool claim_when_idle();
+  // Gives it back, waking the worker when operations wait.
+  void release();
   void worker_loop();
   std::vector<int64_t> exchange_split_keys(int32_t color, int32_t key);
 
@@ -86,7 +94,12 @@ class Communicator {
   std::mutex queue_mutex_;
   std::condition_variable queue_signal_;
   std::deque<std::shared_ptr<Operation>> queue_;
-  bool busy_ = false;
+  // kBusy while a call runs, plus kQueued per operation in queue_ (changed
+  // under queue_mutex_): a blocking call claims an idle communicator with one
+  // compare-and-swap, no lock.
+  static constexpr uint32_t kBusy = 1;
+  static constexpr uint32_t kQueued = 2;
+  std::atomic<uint32_t> state_{0};
   bool stopping_ = false;
   std::thread worker_;
 };
