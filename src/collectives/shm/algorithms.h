@@ -40,10 +40,14 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
 void shm_barrier(ShmGroup& group);
 
 // out = the combination of `elements` elements at byte `offset` of every rank's
-// slot for the current step, in rank order, with MEAN finished.
-void combine_slots(const ShmGroup& group, size_t offset, void* out, size_t elements, DType dtype, ReduceOp op);
+// slot for the current step, in rank order, with MEAN finished. This rank's
+// own contribution is read from `mine`, the private memory it was copied from,
+// not from its slot: peers are still reading the slot, and a load from a line
+// they are reading costs this core as much as a miss.
+void combine_slots(const ShmGroup& group, size_t offset, const void* mine, void* out, size_t elements, DType dtype,
+                   ReduceOp op);
 // The same from every rank's inline data of the current step (group.h).
-void combine_inline(const ShmGroup& group, void* out, size_t elements, DType dtype, ReduceOp op);
+void combine_inline(const ShmGroup& group, const void* mine, void* out, size_t elements, DType dtype, ReduceOp op);
 
 // Runs body(first, elements) for each step of a call of `count` elements at
 // `per_step` a step, moving the group on after each. An empty call still
@@ -60,7 +64,8 @@ void for_each_step(ShmGroup& group, size_t count, size_t per_step, Body&& body) 
 
 // For all-to-all and reduce-scatter: copies elements [first, first+elements)
 // of each of the n blocks of `count` elements in `input` into part b of this
-// rank's slot (parts of `part_bytes`).
+// rank's slot (parts of `part_bytes`), except this rank's own block, which
+// only this rank reads, straight from `input`.
 void copy_blocks_in(ShmGroup& group, const unsigned char* input, size_t count, size_t first, size_t elements,
                     size_t element, size_t part_bytes);
 

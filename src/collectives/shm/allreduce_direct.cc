@@ -14,7 +14,7 @@ namespace {
 void allreduce_inline(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
   std::memcpy(group.my_inline(), send, count * size_of(dtype));
   group.arrive_and_wait();
-  combine_inline(group, recv, count, dtype, op);
+  combine_inline(group, send, recv, count, dtype, op);
   group.next_step();
 }
 
@@ -34,7 +34,7 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
     copy_chunk(group.my_slot(), in + first * element, bytes);
     group.arrive_and_wait();
     unsigned char* result = streamed ? scratch.data() : out + first * element;
-    combine_slots(group, 0, result, elements, dtype, op);
+    combine_slots(group, 0, in + first * element, result, elements, dtype, op);
     if (streamed) stream_store(out + first * element, result, bytes);
   });
 }

@@ -7,8 +7,9 @@
 namespace dist {
 
 // A step's slot holds the same chunk of each block this rank sends, block b
-// (bound for rank b) in part b; rank r copies part r of every slot. In place,
-// a step reads and writes the same positions, read before anyone writes.
+// (bound for rank b) in part b; rank r copies part r of every slot, and its own
+// block straight from its input. In place, a step reads and writes the same
+// positions, read before anyone writes.
 void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype) {
   const size_t element = size_of(dtype);
   const int n = group.size();
@@ -21,8 +22,12 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
     copy_blocks_in(group, in, count, first, elements, element, part_bytes);
     group.arrive_and_wait();
     for (int r = 0; r < n && elements > 0; ++r) {
-      copy_chunk(out + (static_cast<size_t>(r) * count + first) * element,
-                 group.slot(r) + static_cast<size_t>(me) * part_bytes, elements * element);
+      unsigned char* to = out + (static_cast<size_t>(r) * count + first) * element;
+      if (r != me) {
+        copy_chunk(to, group.slot(r) + static_cast<size_t>(me) * part_bytes, elements * element);
+      } else if (out != in) {
+        copy_chunk(to, in + (static_cast<size_t>(me) * count + first) * element, elements * element);
+      }
     }
   });
 }

@@ -14,17 +14,18 @@ void combine_ranks(const ShmGroup& group, const void* const* inputs, void* out, 
 
 }  // namespace
 
-void combine_slots(const ShmGroup& group, size_t offset, void* out, size_t elements, DType dtype, ReduceOp op) {
+void combine_slots(const ShmGroup& group, size_t offset, const void* mine, void* out, size_t elements, DType dtype,
+                   ReduceOp op) {
   if (elements == 0) return;
   const void* inputs[kShmMaxRanks];
-  for (int r = 0; r < group.size(); ++r) inputs[r] = group.slot(r) + offset;
+  for (int r = 0; r < group.size(); ++r) inputs[r] = r == group.rank() ? mine : group.slot(r) + offset;
   combine_ranks(group, inputs, out, elements, dtype, op);
 }
 
-void combine_inline(const ShmGroup& group, void* out, size_t elements, DType dtype, ReduceOp op) {
+void combine_inline(const ShmGroup& group, const void* mine, void* out, size_t elements, DType dtype, ReduceOp op) {
   if (elements == 0) return;
   const void* inputs[kShmMaxRanks];
-  for (int r = 0; r < group.size(); ++r) inputs[r] = group.inline_data(r);
+  for (int r = 0; r < group.size(); ++r) inputs[r] = r == group.rank() ? mine : group.inline_data(r);
   combine_ranks(group, inputs, out, elements, dtype, op);
 }
 

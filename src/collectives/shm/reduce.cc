@@ -14,9 +14,10 @@ void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DTy
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
-    copy_chunk(group.my_slot(), in + first * element, elements * element);
+    // Only the root reads the slots, and its own chunk it reads from its input.
+    if (!at_root) copy_chunk(group.my_slot(), in + first * element, elements * element);
     group.arrive_and_wait();
-    if (at_root) combine_slots(group, 0, out + first * element, elements, dtype, op);
+    if (at_root) combine_slots(group, 0, in + first * element, out + first * element, elements, dtype, op);
   });
 }
 

@@ -20,7 +20,8 @@ void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t co
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     copy_blocks_in(group, in, count, first, elements, element, part_bytes);
     group.arrive_and_wait();
-    combine_slots(group, static_cast<size_t>(me) * part_bytes, out + first * element, elements, dtype, op);
+    combine_slots(group, static_cast<size_t>(me) * part_bytes, in + (static_cast<size_t>(me) * count + first) * element,
+                  out + first * element, elements, dtype, op);
   });
 }
 
