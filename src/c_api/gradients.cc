@@ -118,6 +118,9 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
       opt.apply_and_publish(v, segment.offset, reduced_sum, segment.count, replicas);
       v.mirror_range(segment.offset, segment.count);
     };
+    const dist::FusedPreparer prepare_update = [&](const dist::FusedSegment& segment) {
+      opt.prefetch(*variables[segment.tensor], segment.offset, segment.count);
+    };
     dist::fused_all_reduce(
         s, dist::ReduceOp::SUM, gradients,
         [&](const dist::FusedSegment& segment, const void* data) {
@@ -126,7 +129,7 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
           opt.apply(v, segment.offset, data, segment.count, replicas);
           v.mirror_range(segment.offset, segment.count);
         },
-        opt.stateless() ? &share_update : nullptr);
+        opt.stateless() ? &share_update : nullptr, &prepare_update);
   });
 }
 

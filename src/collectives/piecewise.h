@@ -98,4 +98,25 @@ using ResultSink = PartCallback<const void>;
 // hand the new weights to the others instead of the gradient.
 using PartFinisher = PartCallback<void>;
 
+// A reference to a callable told of elements [first, first + count); the same
+// rules as PartCallback.
+class RangeCallback {
+ public:
+  template <typename Fn, typename = std::enable_if_t<!std::is_same_v<std::decay_t<Fn>, RangeCallback>>>
+  RangeCallback(Fn& fn)  // NOLINT(google-explicit-constructor): used like a function
+      : self_(&fn), call_([](void* self, size_t first, size_t count) { (*static_cast<Fn*>(self))(first, count); }) {}
+
+  void operator()(size_t first, size_t count) const { call_(self_, first, count); }
+
+ private:
+  void* self_;
+  void (*call_)(void*, size_t, size_t);
+};
+
+// Optional, with a finisher: called on a rank with the part it will finish
+// next, before that part is reduced, at a point where the rank would
+// otherwise wait for the others, so that the finisher can start loading what
+// it will read (an optimizer's weights). It must not change anything.
+using PartPreparer = RangeCallback;
+
 }  // namespace dist

@@ -221,7 +221,7 @@ void combine_into_first_replica(const std::vector<std::vector<TensorRef>>& per_r
 // it, one call instead of one per bucket; an optimizer as consumer updates
 // the weights in the same pass.
 void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
-                      const FusedConsumer& consume, const FusedFinisher* finish) {
+                      const FusedConsumer& consume, const FusedFinisher* finish, const FusedPreparer* prepare) {
   if (per_replica.size() > 1) combine_into_first_replica(per_replica);
   const std::vector<TensorRef>& tensors = per_replica[0];
   // The collective's MEAN divides by the workers; with several local
@@ -268,9 +268,16 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
                   static_cast<unsigned char*>(reduced) + at * size_of(dtype));
       });
     };
+    auto to_preparer = [&](size_t first, size_t count) {
+      list.for_each_span(first, count, [&](size_t piece, size_t offset, size_t, size_t elements) {
+        (*prepare)(FusedSegment{tensor_of[piece], offset, elements, dtype, false});
+      });
+    };
     const PartFinisher finisher(to_finisher);
+    const PartPreparer preparer(to_preparer);
     strategy.all_reduce_pieces_across_workers(list, dtype, wire_op, ResultSink(to_consumer),
-                                              finish != nullptr ? &finisher : nullptr);
+                                              finish != nullptr ? &finisher : nullptr,
+                                              finish != nullptr && prepare != nullptr ? &preparer : nullptr);
     if (failure) std::rethrow_exception(failure);
   }
 }
@@ -278,7 +285,7 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
 }  // namespace
 
 void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
-                      const FusedConsumer& consume, const FusedFinisher* finish) {
+                      const FusedConsumer& consume, const FusedFinisher* finish, const FusedPreparer* prepare) {
   if (op != ReduceOp::SUM && op != ReduceOp::MEAN) {
     fail_invalid(std::string("op ") + name(op) + " is not SUM or MEAN");
   }
@@ -286,7 +293,7 @@ void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::ve
   check_tensors(strategy, per_replica);
   check_disjoint(per_replica);
   if (strategy.all_reduces_pieces_across_workers()) {
-    fuse_in_one_call(strategy, op, per_replica, consume, finish);
+    fuse_in_one_call(strategy, op, per_replica, consume, finish, prepare);
     return;
   }
   FusionPipeline pipeline(strategy, op, per_replica, consume);

@@ -46,6 +46,11 @@ using FusedConsumer = std::function<void(const FusedSegment& segment, const void
 // a failure fails the call on every worker.
 using FusedFinisher = std::function<void(const FusedSegment& segment, void* reduced)>;
 
+// Optional, with a finisher: told of each segment the finisher will get, a
+// step before (collectives/piecewise.h, PartPreparer), to start loading what
+// it reads. It must not change anything.
+using FusedPreparer = std::function<void(const FusedSegment& segment)>;
+
 // per_replica[r][i] is local replica r's tensor i; every replica's tensor i has
 // the same dtype and count. op SUM or MEAN (over every replica in sync).
 // consume sees every element of every tensor exactly once, part by part as
@@ -54,7 +59,8 @@ using FusedFinisher = std::function<void(const FusedSegment& segment, void* redu
 // the communicator's thread while the caller waits.
 // Collective in a multi-worker strategy.
 void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
-                      const FusedConsumer& consume, const FusedFinisher* finish = nullptr);
+                      const FusedConsumer& consume, const FusedFinisher* finish = nullptr,
+                      const FusedPreparer* prepare = nullptr);
 
 // A consumer that writes the result back into every replica's tensors.
 FusedConsumer write_back_to_replicas(const std::vector<std::vector<TensorRef>>& per_replica);

@@ -138,6 +138,14 @@ void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient_
   });
 }
 
+void Optimizer::prefetch(const Variable& variable, uint64_t offset, uint64_t count) const {
+  constexpr size_t kLine = 64;
+  const size_t element = size_of(variable.dtype());
+  const auto* first = static_cast<const unsigned char*>(variable.copy(0)) + offset * element;
+  const size_t bytes = static_cast<size_t>(count) * element;
+  for (size_t at = 0; at < bytes; at += kLine) __builtin_prefetch(first + at, 1, 3);
+}
+
 void Optimizer::apply_and_publish(Variable& variable, uint64_t offset, void* gradient_sum, uint64_t count,
                                   int64_t divisor) {
   if (!stateless()) fail_invalid("Optimizer::apply_and_publish: only a stateless optimizer's updates can be shared");
