@@ -10,11 +10,12 @@
 namespace dist {
 namespace {
 
-// Polls before the first yield: about a microsecond (each poll pauses about
-// 17 ns here), enough for a peer that runs on another core. Longer spins cost
-// dearly when ranks outnumber cores: the peer a rank spins for cannot run
-// (256 polls made a 3-rank 8-byte all-reduce on 2 cores take 6.4 us, not 3).
-constexpr unsigned kSpinPolls = 64;
+// Polls before the first yield: about a microsecond, enough for a peer that
+// runs on another core. Longer spins cost dearly when ranks outnumber cores:
+// the peer a rank spins for cannot run. The first kPausedPolls pause (about
+// 17 ns each here), long enough for a peer that is about to arrive.
+constexpr unsigned kSpinPolls = 512;
+constexpr unsigned kPausedPolls = 16;
 // After this long a peer is probably computing, not communicating: poll less
 // often so that waiting costs little CPU.
 constexpr auto kSleepAfter = std::chrono::milliseconds(20);
@@ -78,9 +79,12 @@ void ShmGroup::wait_for_all(Counter counter) {
       if (failure_->failed()) failure_->check();
       ++polls;
       if (polls < kSpinPolls) {
-        // Eases off the line the peer is about to write, and spares the
-        // pipeline flush a spin loop's speculative loads cost when it ends.
-        spin_pause();
+        // The first polls pause: that eases off the line the peer is about to
+        // write and spares the pipeline flush a spin loop's speculative loads
+        // cost when it ends. Later ones do not: under a hypervisor, a long
+        // run of pauses traps to it (pause-loop exiting), which cost a 64 KiB
+        // all-reduce 8 % here.
+        if (polls < kPausedPolls) spin_pause();
         continue;
       }
       const auto now = std::chrono::steady_clock::now();
