@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <optional>
 #include <thread>
 
@@ -10,12 +11,22 @@
 namespace dist {
 namespace {
 
-// Polls before the first yield: about a microsecond, enough for a peer that
-// runs on another core. Longer spins cost dearly when ranks outnumber cores:
-// the peer a rank spins for cannot run. The first kPausedPolls pause (about
-// 17 ns each here), long enough for a peer that is about to arrive.
-constexpr unsigned kSpinPolls = 512;
+// Polls before the first yield. With a core for every rank, a few
+// microseconds: a peer that is copying a slot arrives within them, and a
+// yield (a system call) costs more than the spin. With more ranks than cores,
+// about a microsecond: the peer a rank spins for may be waiting for its core.
+// The first kPausedPolls pause (about 17 ns each here), long enough for a
+// peer that is about to arrive.
+constexpr unsigned kSpinPollsOwnCore = 2000;
+constexpr unsigned kSpinPollsSharedCore = 512;
 constexpr unsigned kPausedPolls = 16;
+
+// The cores this process may run on.
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
 // After this long a peer is probably computing, not communicating: poll less
 // often so that waiting costs little CPU.
 constexpr auto kSleepAfter = std::chrono::milliseconds(20);
@@ -37,7 +48,11 @@ std::optional<CallSignature> signature_of(const ShmCallRecord& record) {
 
 ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
                    std::shared_ptr<FailureFlag> failure)
-    : segment_(std::move(segment)), rank_(rank), names_(std::move(names)), failure_(std::move(failure)) {}
+    : segment_(std::move(segment)),
+      rank_(rank),
+      names_(std::move(names)),
+      failure_(std::move(failure)),
+      spin_polls_(segment_.ranks() <= usable_cores() ? kSpinPollsOwnCore : kSpinPollsSharedCore) {}
 
 void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout) {
   signature_ = signature;
@@ -78,7 +93,7 @@ void ShmGroup::wait_for_all(Counter counter) {
     while (published.load(std::memory_order_acquire) < step_) {
       if (failure_->failed()) failure_->check();
       ++polls;
-      if (polls < kSpinPolls) {
+      if (polls < spin_polls_) {
         // The first polls pause: that eases off the line the peer is about to
         // write and spares the pipeline flush a spin loop's speculative loads
         // cost when it ends. Later ones do not: under a hypervisor, a long
@@ -88,7 +103,7 @@ void ShmGroup::wait_for_all(Counter counter) {
         continue;
       }
       const auto now = std::chrono::steady_clock::now();
-      if (polls == kSpinPolls) {
+      if (polls == spin_polls_) {
         waiting_since = now;
         if (deadline_ == std::chrono::steady_clock::time_point{}) deadline_ = now + timeout_;
       }

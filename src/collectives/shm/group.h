@@ -76,6 +76,7 @@ class ShmGroup {
   int rank_;
   std::vector<std::string> names_;
   std::shared_ptr<FailureFlag> failure_;
+  unsigned spin_polls_;  // polls before the first yield: fewer when ranks outnumber cores
   uint64_t step_ = 1;  // counters start at 0: "nothing published yet"
   uint64_t call_first_step_ = 0;
   CallSignature signature_;
