@@ -6,7 +6,8 @@
 
 namespace dist {
 
-// Each rank writes its block's chunk; everyone copies every block's chunk.
+// Each rank writes its block's chunk; everyone copies every block's chunk,
+// its own from its input while the others arrive.
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype) {
   const size_t element = size_of(dtype);
   const size_t per_step = group.step_bytes() / element;
@@ -17,12 +18,18 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
   unsigned char* own_block = out + static_cast<size_t>(me) * count * element;
   const bool in_place = send == recv || send == own_block;
   const auto* in = in_place ? own_block : static_cast<const unsigned char*>(send);
+  const bool streamed = !in_place && streams_result(send, recv, static_cast<size_t>(n) * count * element);
+  auto put = [streamed](unsigned char* to, const unsigned char* from, size_t bytes) {
+    streamed ? stream_store(to, from, bytes) : copy_chunk(to, from, bytes);
+  };
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
-    copy_chunk(group.my_slot(), in + first * element, elements * element);
-    group.arrive_and_wait();
+    const size_t bytes = elements * element;
+    copy_chunk(group.my_slot(), in + first * element, bytes);
+    group.arrive();
+    if (!in_place) put(own_block + first * element, in + first * element, bytes);
+    group.wait_arrived();
     for (int r = 0; r < n; ++r) {
-      if (r == me && in_place) continue;
-      copy_chunk(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r), elements * element);
+      if (r != me) put(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r), bytes);
     }
   });
 }

@@ -8,8 +8,8 @@ namespace dist {
 
 // A step's slot holds the same chunk of each block this rank sends, block b
 // (bound for rank b) in part b; rank r copies part r of every slot, and its own
-// block straight from its input. In place, a step reads and writes the same
-// positions, read before anyone writes.
+// block straight from its input while the others arrive. In place, a step
+// reads and writes the same positions, read before anyone writes.
 void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype) {
   const size_t element = size_of(dtype);
   const int n = group.size();
@@ -18,16 +18,19 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   const size_t part_bytes = per_step * element;
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
+  const bool streamed = streams_result(send, recv, static_cast<size_t>(n) * count * element);
+  auto put = [streamed](unsigned char* to, const unsigned char* from, size_t bytes) {
+    streamed ? stream_store(to, from, bytes) : copy_chunk(to, from, bytes);
+  };
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
+    const size_t bytes = elements * element;
+    const size_t own = (static_cast<size_t>(me) * count + first) * element;
     copy_blocks_in(group, in, count, first, elements, element, part_bytes);
-    group.arrive_and_wait();
+    group.arrive();
+    if (out != in && elements > 0) put(out + own, in + own, bytes);
+    group.wait_arrived();
     for (int r = 0; r < n && elements > 0; ++r) {
-      unsigned char* to = out + (static_cast<size_t>(r) * count + first) * element;
-      if (r != me) {
-        copy_chunk(to, group.slot(r) + static_cast<size_t>(me) * part_bytes, elements * element);
-      } else if (out != in) {
-        copy_chunk(to, in + (static_cast<size_t>(me) * count + first) * element, elements * element);
-      }
+      if (r != me) put(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r) + static_cast<size_t>(me) * part_bytes, bytes);
     }
   });
 }

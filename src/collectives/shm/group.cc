@@ -62,7 +62,7 @@ void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::
   call_first_step_ = step_;
 }
 
-void ShmGroup::arrive_and_wait() {
+void ShmGroup::arrive() {
   ShmCallRecord& record = segment_.control(rank_).calls[step_ & 1];
   if (step_ == call_first_step_) {
     // Written just before the announcement, not at begin(): peers already
@@ -76,7 +76,6 @@ void ShmGroup::arrive_and_wait() {
     record.count = signature_.count;
   }
   record.announced.store(step_, std::memory_order_release);
-  wait_for_all(Counter::kArrived);
 }
 
 void ShmGroup::publish_reduced() { segment_.control(rank_).reduced.store(step_, std::memory_order_release); }

@@ -59,7 +59,13 @@ class ShmGroup {
   const unsigned char* slot(int rank) const { return segment_.slot(rank, static_cast<int>(step_ & 1)); }
 
   // Announces this rank's contribution to the current step and waits for all.
-  void arrive_and_wait();
+  void arrive_and_wait() {
+    arrive();
+    wait_arrived();
+  }
+  // The same in two halves, for a rank with work of its own to do meanwhile.
+  void arrive();
+  void wait_arrived() { wait_for_all(Counter::kArrived); }
   // Split all-reduce: announces this rank's reduced slice; then waits for all.
   void publish_reduced();
   void wait_reduced() { wait_for_all(Counter::kReduced); }
