@@ -21,16 +21,17 @@ constexpr unsigned kSpinPollsOwnCore = 2000;
 constexpr unsigned kSpinPollsSharedCore = 512;
 constexpr unsigned kPausedPolls = 16;
 
+// After this long a peer is probably computing, not communicating: poll less
+// often so that waiting costs little CPU.
+constexpr auto kSleepAfter = std::chrono::milliseconds(20);
+constexpr auto kSleepBetweenPolls = std::chrono::microseconds(50);
+
 // The cores this process may run on.
 int usable_cores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
   return std::max(1, CPU_COUNT(&set));
 }
-// After this long a peer is probably computing, not communicating: poll less
-// often so that waiting costs little CPU.
-constexpr auto kSleepAfter = std::chrono::milliseconds(20);
-constexpr auto kSleepBetweenPolls = std::chrono::microseconds(50);
 
 inline void spin_pause() {
 #if defined(__x86_64__) || defined(__i386__)
