@@ -372,6 +372,85 @@ void test_buffer_split_with_a_slot_larger_than_a_step(void** state) {
   for (int n = 2; n <= 3; ++n) run_buffer_split(n);
 }
 
+// Steps of up to kShmInlineBytes travel in the call record, larger ones in
+// the slot, and a call's last step may be small after large ones. The direct
+// all-reduce, broadcast, all-gather and reduce over a 4 KiB slot (512 doubles
+// a step), for counts whose last step is 8, 16 or 24 bytes, against
+// references.
+void run_small_and_large_steps(int n) {
+  const std::vector<size_t> counts = {1, 2, 3, 512, 513, 514, 515, 1026};
+  std::vector<dist::ShmSegment> segments = map_segments("steps", n, kSlotBytes);
+  auto failure = std::make_shared<dist::FailureFlag>();
+  const std::vector<std::string> names = rank_names(n);
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
+      const std::chrono::milliseconds timeout = std::chrono::seconds(30);
+      uint64_t seq = 0;
+      auto call = [&](dist::CollectiveKind kind, size_t count, int root) {
+        dist::CallSignature signature = f64_all_reduce(count, ReduceOp::SUM);
+        signature.kind = kind;
+        signature.root = root;
+        group.begin(signature, ++seq, timeout);
+      };
+      auto expect = [&](const char* what, size_t count, size_t i, double got, double want) {
+        if (got != want && errors[static_cast<size_t>(r)].empty()) {
+          errors[static_cast<size_t>(r)] = std::string(what) + " of " + std::to_string(count) + " doubles: [" +
+                                           std::to_string(i) + "] = " + std::to_string(got) + ", expected " +
+                                           std::to_string(want);
+        }
+      };
+      try {
+        for (size_t count : counts) {
+          std::vector<double> input(count), out(count, -1);
+          for (size_t i = 0; i < count; ++i) input[i] = input_value(r, i);
+          call(dist::CollectiveKind::kAllReduce, count, -1);
+          dist::shm_allreduce_direct(group, input.data(), out.data(), count, DType::F64, ReduceOp::SUM);
+          for (size_t i = 0; i < count; ++i) {
+            double sum = 0;
+            for (int q = 0; q < n; ++q) sum += input_value(q, i);
+            expect("all-reduce", count, i, out[i], sum);
+          }
+          const int root = n - 1;
+          std::vector<double> buffer = input;
+          call(dist::CollectiveKind::kBroadcast, count, root);
+          dist::shm_broadcast(group, buffer.data(), count, DType::F64, root);
+          for (size_t i = 0; i < count; ++i) expect("broadcast", count, i, buffer[i], input_value(root, i));
+          std::vector<double> gathered(count * static_cast<size_t>(n), -1);
+          call(dist::CollectiveKind::kAllGather, count, -1);
+          dist::shm_allgather(group, input.data(), gathered.data(), count, DType::F64);
+          for (size_t i = 0; i < gathered.size(); ++i) {
+            expect("all-gather", count, i, gathered[i], input_value(static_cast<int>(i / count), i % count));
+          }
+          std::vector<double> reduced(count, -1);
+          call(dist::CollectiveKind::kReduce, count, 0);
+          dist::shm_reduce(group, input.data(), r == 0 ? reduced.data() : nullptr, count, DType::F64, ReduceOp::MAX,
+                           0);
+          for (size_t i = 0; i < count && r == 0; ++i) {
+            double most = input_value(0, i);
+            for (int q = 1; q < n; ++q) most = std::max(most, input_value(q, i));
+            expect("reduce (max)", count, i, reduced[i], most);
+          }
+        }
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+        failure->set(dist::Status::kInternal, e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < n; ++r) {
+    if (!errors[static_cast<size_t>(r)].empty()) fail_msg("%d ranks, rank %d: %s", n, r, errors[r].c_str());
+  }
+}
+
+void test_small_steps_in_the_record_large_ones_in_the_slot(void** state) {
+  (void)state;
+  for (int n = 2; n <= 3; ++n) run_small_and_large_steps(n);
+}
+
 }  // namespace
 
 int main() {
@@ -382,6 +461,7 @@ int main() {
       cmocka_unit_test(test_piecewise_finisher_rewrites_parts),
       cmocka_unit_test(test_piecewise_finisher_failure_fails_everyone),
       cmocka_unit_test(test_buffer_split_with_a_slot_larger_than_a_step),
+      cmocka_unit_test(test_small_steps_in_the_record_large_ones_in_the_slot),
   };
   return cmocka_run_group_tests_name("shm_piecewise", tests, nullptr, nullptr);
 }

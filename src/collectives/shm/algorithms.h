@@ -47,8 +47,11 @@ void shm_barrier(ShmGroup& group);
 // they are reading costs this core as much as a miss.
 void combine_slots(const ShmGroup& group, size_t offset, const void* mine, void* out, size_t elements, DType dtype,
                    ReduceOp op);
-// The same from every rank's inline data of the current step (group.h).
-void combine_inline(const ShmGroup& group, const void* mine, void* out, size_t elements, DType dtype, ReduceOp op);
+// The same from the start of every rank's area of the current step
+// (ShmGroup::area: the call record for small steps, else the slot), where
+// each rank put `bytes` (elements of dtype).
+void combine_areas(const ShmGroup& group, const void* mine, void* out, size_t elements, size_t bytes, DType dtype,
+                   ReduceOp op);
 
 // Runs body(first, elements) for each step of a call of `count` elements at
 // `per_step` a step, moving the group on after each. An empty call still

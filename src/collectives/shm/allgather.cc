@@ -24,12 +24,12 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
   };
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
-    copy_chunk(group.my_slot(), in + first * element, bytes);
+    copy_chunk(group.my_area(bytes), in + first * element, bytes);
     group.arrive();
     if (!in_place) put(own_block + first * element, in + first * element, bytes);
     group.wait_arrived();
     for (int r = 0; r < n; ++r) {
-      if (r != me) put(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r), bytes);
+      if (r != me) put(out + (static_cast<size_t>(r) * count + first) * element, group.area(r, bytes), bytes);
     }
   });
 }

@@ -7,22 +7,18 @@
 
 namespace dist {
 
-namespace {
-
-// A message that fits in the call record travels in it: each peer's
-// signature and contribution cross cores as one cache line.
-void allreduce_inline(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
-  std::memcpy(group.my_inline(), send, count * size_of(dtype));
-  group.arrive_and_wait();
-  combine_inline(group, send, recv, count, dtype, op);
-  group.next_step();
-}
-
-}  // namespace
-
 void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
   const size_t element = size_of(dtype);
-  if (count > 0 && count * element <= kShmInlineBytes) return allreduce_inline(group, send, recv, count, dtype, op);
+  const size_t bytes = count * element;
+  if (count > 0 && bytes <= kShmInlineBytes) {
+    // One step in the call record, without the stepping machinery: the
+    // latency of a small all-reduce is counted in nanoseconds.
+    std::memcpy(group.my_area(bytes), send, bytes);
+    group.arrive_and_wait();
+    combine_areas(group, send, recv, count, bytes, dtype, op);
+    group.next_step();
+    return;
+  }
   const size_t per_step = group.step_bytes() / element;
   auto* out = static_cast<unsigned char*>(recv);
   // A large result is combined into a cached scratch chunk and streamed out.
@@ -31,10 +27,10 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
   const auto* in = static_cast<const unsigned char*>(send);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
-    copy_chunk(group.my_slot(), in + first * element, bytes);
+    copy_chunk(group.my_area(bytes), in + first * element, bytes);
     group.arrive_and_wait();
     unsigned char* result = streamed ? scratch.data() : out + first * element;
-    combine_slots(group, 0, in + first * element, result, elements, dtype, op);
+    combine_areas(group, in + first * element, result, elements, bytes, dtype, op);
     if (streamed) stream_store(out + first * element, result, bytes);
   });
 }

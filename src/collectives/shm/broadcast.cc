@@ -13,9 +13,10 @@ void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int
   const bool at_root = group.rank() == root;
   auto* data = static_cast<unsigned char*>(buffer);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
-    if (at_root) copy_chunk(group.my_slot(), data + first * element, elements * element);
+    const size_t bytes = elements * element;
+    if (at_root) copy_chunk(group.my_area(bytes), data + first * element, bytes);
     group.arrive_and_wait();
-    if (!at_root) copy_chunk(data + first * element, group.slot(root), elements * element);
+    if (!at_root) copy_chunk(data + first * element, group.area(root, bytes), bytes);
   });
 }
 

@@ -22,10 +22,11 @@ void combine_slots(const ShmGroup& group, size_t offset, const void* mine, void*
   combine_ranks(group, inputs, out, elements, dtype, op);
 }
 
-void combine_inline(const ShmGroup& group, const void* mine, void* out, size_t elements, DType dtype, ReduceOp op) {
+void combine_areas(const ShmGroup& group, const void* mine, void* out, size_t elements, size_t bytes, DType dtype,
+                   ReduceOp op) {
   if (elements == 0) return;
   const void* inputs[kShmMaxRanks];
-  for (int r = 0; r < group.size(); ++r) inputs[r] = r == group.rank() ? mine : group.inline_data(r);
+  for (int r = 0; r < group.size(); ++r) inputs[r] = r == group.rank() ? mine : group.area(r, bytes);
   combine_ranks(group, inputs, out, elements, dtype, op);
 }
 

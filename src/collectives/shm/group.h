@@ -44,11 +44,15 @@ class ShmGroup {
   // call that never waits long reads no clock.
   void begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout);
 
-  // The current call's data of up to kShmInlineBytes in its call record, for
-  // a call of one step: this rank's (written before arrive_and_wait) and any
-  // rank's (read after it).
-  unsigned char* my_inline() const { return segment_.control(rank_).calls[step_ & 1].data; }
-  const unsigned char* inline_data(int rank) const { return segment_.control(rank).calls[step_ & 1].data; }
+  // Where this rank puts its contribution of `bytes` to the current step
+  // (before arriving), and where any rank's is read (after waiting): up to
+  // kShmInlineBytes ride in the call record, whose line every peer reads for
+  // the announcement anyway; more go in the slot. A step's slot parts (all-to-all,
+  // reduce-scatter) are always in the slot.
+  unsigned char* my_area(size_t bytes) const { return bytes <= kShmInlineBytes ? my_record_data() : my_slot(); }
+  const unsigned char* area(int rank, size_t bytes) const {
+    return bytes <= kShmInlineBytes ? segment_.control(rank).calls[step_ & 1].data : slot(rank);
+  }
 
   // This rank's slot, and any rank's, for the current step.
   unsigned char* my_slot() const { return segment_.slot(rank_, static_cast<int>(step_ & 1)); }
@@ -76,6 +80,7 @@ class ShmGroup {
   enum class Counter { kArrived, kReduced };
   void wait_for_all(Counter counter);
   void check_signature(int peer) const;
+  unsigned char* my_record_data() const { return segment_.control(rank_).calls[step_ & 1].data; }
   [[noreturn]] void timed_out(int peer, const char* what) const;
 
   ShmSegment segment_;

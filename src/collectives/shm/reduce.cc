@@ -15,9 +15,10 @@ void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DTy
   const auto* in = static_cast<const unsigned char*>(send);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     // Only the root reads the slots, and its own chunk it reads from its input.
-    if (!at_root) copy_chunk(group.my_slot(), in + first * element, elements * element);
+    const size_t bytes = elements * element;
+    if (!at_root) copy_chunk(group.my_area(bytes), in + first * element, bytes);
     group.arrive_and_wait();
-    if (at_root) combine_slots(group, 0, in + first * element, out + first * element, elements, dtype, op);
+    if (at_root) combine_areas(group, in + first * element, out + first * element, elements, bytes, dtype, op);
   });
 }
 

@@ -21,7 +21,7 @@ inline constexpr int kShmMaxRanks = 64;
 // cores that share it (an in-place all-reduce then overwrites cached lines).
 inline constexpr size_t kShmStepBytes = 256 * 1024;
 
-// How many bytes of a one-step call's data can travel in its call record.
+// How many bytes of a step's contribution travel in its call record.
 inline constexpr size_t kShmInlineBytes = 16;
 
 // What rank q publishes for rank r to read. Counters only grow; a step's data
