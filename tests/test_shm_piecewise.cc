@@ -137,84 +137,98 @@ dist::CallSignature f64_all_reduce(size_t count, ReduceOp op) {
   return signature;
 }
 
+// Runs body(group, rank) on `n` threads, each rank with its group over one
+// segment (slots of `slot_bytes`), and returns what each rank's body threw
+// ("" for none). A rank that throws sets the failure state all ranks share,
+// as a communicator's failure reaches its peers, so no other rank waits on.
+template <typename Body>
+std::vector<std::string> run_ranks(const std::string& purpose, int n, size_t slot_bytes, Body body) {
+  std::vector<dist::ShmSegment> segments = map_segments(purpose, n, slot_bytes);
+  auto failure = std::make_shared<dist::FailureFlag>();
+  const std::vector<std::string> names = rank_names(n);
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
+      try {
+        body(group, r);
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+        failure->set(dist::Status::kInternal, e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return errors;
+}
+
+void fail_on_errors(const std::vector<std::string>& errors) {
+  for (size_t r = 0; r < errors.size(); ++r) {
+    if (!errors[r].empty()) fail_msg("%zu ranks, rank %zu: %s", errors.size(), r, errors[r].c_str());
+  }
+}
+
 // Finisher modes: none; each owner rewrites its part to 10 * sum + 1; or the
 // finisher of `throwing_rank` throws.
 enum class Finish { kNone, kRewrite, kThrow };
 
 RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, int throwing_rank,
                         Finish finish_mode = Finish::kNone) {
-  std::vector<dist::ShmSegment> segments = map_segments("piecewise", n, kSlotBytes);
-
   size_t total = 0;
   for (size_t s : sizes) total += s;
   RunResult result;
   result.delivered.resize(static_cast<size_t>(n));
-  result.errors.resize(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  // One failure state for all ranks, as the communicators' failures reach
-  // their peers in a real job.
-  auto failure = std::make_shared<dist::FailureFlag>();
-  const std::vector<std::string> names = rank_names(n);
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      // Each piece in its own allocation, as a model's tensors are.
-      std::vector<std::vector<double>> storage;
-      std::vector<Piece> pieces;
-      size_t position = 0;
-      for (size_t s : sizes) {
-        storage.emplace_back(s);
-        for (size_t k = 0; k < s; ++k) storage.back()[k] = input_value(r, position + k);
-        position += s;
+  result.errors = run_ranks("piecewise", n, kSlotBytes, [&](dist::ShmGroup& group, int r) {
+    // Each piece in its own allocation, as a model's tensors are.
+    std::vector<std::vector<double>> storage;
+    std::vector<Piece> pieces;
+    size_t position = 0;
+    for (size_t s : sizes) {
+      storage.emplace_back(s);
+      for (size_t k = 0; k < s; ++k) storage.back()[k] = input_value(r, position + k);
+      position += s;
+    }
+    for (auto& piece : storage) pieces.push_back(Piece{piece.data(), piece.size()});
+    const PieceList list(pieces.data(), pieces.size(), sizeof(double));
+    Delivered& mine = result.delivered[static_cast<size_t>(r)];
+    mine.value.assign(total, -1);
+    mine.times.assign(total, 0);
+    mine.finished_value.assign(total, -1);
+    mine.finished_times.assign(total, 0);
+    mine.prepared_times.assign(total, 0);
+    int parts = 0;
+    auto prepare = [&](size_t first, size_t count) {
+      for (size_t k = 0; k < count; ++k) {
+        if (mine.finished_times[first + k] == 0) ++mine.prepared_times[first + k];
       }
-      for (auto& piece : storage) pieces.push_back(Piece{piece.data(), piece.size()});
-      const PieceList list(pieces.data(), pieces.size(), sizeof(double));
-      Delivered& mine = result.delivered[static_cast<size_t>(r)];
-      mine.value.assign(total, -1);
-      mine.times.assign(total, 0);
-      mine.finished_value.assign(total, -1);
-      mine.finished_times.assign(total, 0);
-      mine.prepared_times.assign(total, 0);
-      int parts = 0;
-      auto prepare = [&](size_t first, size_t count) {
-        for (size_t k = 0; k < count; ++k) {
-          if (mine.finished_times[first + k] == 0) ++mine.prepared_times[first + k];
-        }
-      };
-      auto finish = [&](size_t first, void* reduced, size_t count) {
-        if (finish_mode == Finish::kThrow && r == throwing_rank) throw std::runtime_error("finisher failed");
-        auto* values = static_cast<double*>(reduced);
-        for (size_t k = 0; k < count; ++k) {
-          mine.finished_value[first + k] = values[k];
-          ++mine.finished_times[first + k];
-          values[k] = 10 * values[k] + 1;
-        }
-      };
-      auto record = [&](size_t first, const void* reduced, size_t count) {
-        if (r == throwing_rank && finish_mode == Finish::kNone && ++parts == 3) {
-          throw std::runtime_error("sink failed on purpose");
-        }
-        const auto* values = static_cast<const double*>(reduced);
-        for (size_t k = 0; k < count; ++k) {
-          mine.value[first + k] = values[k];
-          ++mine.times[first + k];
-        }
-        mine.largest_part = std::max(mine.largest_part, count * sizeof(double));
-      };
-      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
-      const dist::CallSignature signature = f64_all_reduce(total, op);
-      try {
-        group.begin(signature, 1, std::chrono::seconds(30));
-        const dist::PartFinisher finisher(finish);
-        const dist::PartPreparer preparer(prepare);
-        dist::shm_allreduce_split(group, list, dist::ResultSink(record), DType::F64, op,
-                                  finish_mode == Finish::kNone ? nullptr : &finisher, &preparer);
-      } catch (const std::exception& e) {
-        result.errors[static_cast<size_t>(r)] = e.what();
-        failure->set(dist::Status::kInternal, e.what());  // what the communicator does
+    };
+    auto finish = [&](size_t first, void* reduced, size_t count) {
+      if (finish_mode == Finish::kThrow && r == throwing_rank) throw std::runtime_error("finisher failed");
+      auto* values = static_cast<double*>(reduced);
+      for (size_t k = 0; k < count; ++k) {
+        mine.finished_value[first + k] = values[k];
+        ++mine.finished_times[first + k];
+        values[k] = 10 * values[k] + 1;
       }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+    };
+    auto record = [&](size_t first, const void* reduced, size_t count) {
+      if (r == throwing_rank && finish_mode == Finish::kNone && ++parts == 3) {
+        throw std::runtime_error("sink failed on purpose");
+      }
+      const auto* values = static_cast<const double*>(reduced);
+      for (size_t k = 0; k < count; ++k) {
+        mine.value[first + k] = values[k];
+        ++mine.times[first + k];
+      }
+      mine.largest_part = std::max(mine.largest_part, count * sizeof(double));
+    };
+    group.begin(f64_all_reduce(total, op), 1, std::chrono::seconds(30));
+    const dist::PartFinisher finisher(finish);
+    const dist::PartPreparer preparer(prepare);
+    dist::shm_allreduce_split(group, list, dist::ResultSink(record), DType::F64, op,
+                              finish_mode == Finish::kNone ? nullptr : &finisher, &preparer);
+  });
   return result;
 }
 
@@ -323,45 +337,30 @@ void test_piecewise_finisher_failure_fails_everyone(void** state) {
 void run_buffer_split(int n) {
   constexpr size_t kBigSlot = dist::kShmStepBytes + 8192;
   const size_t count = 3 * kBigSlot / sizeof(double) + 5;  // a partial last step either way
-  std::vector<dist::ShmSegment> segments = map_segments("split-steps", n, kBigSlot);
-  auto failure = std::make_shared<dist::FailureFlag>();
-  const std::vector<std::string> names = rank_names(n);
   std::vector<std::vector<double>> separate(static_cast<size_t>(n)), in_place(static_cast<size_t>(n));
-  std::vector<std::string> errors(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
+  fail_on_errors(run_ranks("split-steps", n, kBigSlot, [&](dist::ShmGroup& group, int r) {
+    std::vector<double> input(count);
+    for (size_t i = 0; i < count; ++i) input[i] = input_value(r, i);
+    const dist::CallSignature signature = f64_all_reduce(count, ReduceOp::SUM);
+    const std::chrono::milliseconds timeout = std::chrono::seconds(30);
+    std::vector<double>& out = separate[static_cast<size_t>(r)];
+    out.assign(count, -1);
+    group.begin(signature, 1, timeout);
+    dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, ReduceOp::SUM);
+    std::vector<double>& both = in_place[static_cast<size_t>(r)];
+    both = input;
+    group.begin(signature, 2, timeout);
+    dist::shm_allreduce_split(group, both.data(), both.data(), count, DType::F64, ReduceOp::SUM);
+  }));
   for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      std::vector<double> input(count);
-      for (size_t i = 0; i < count; ++i) input[i] = input_value(r, i);
-      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
-      const dist::CallSignature signature = f64_all_reduce(count, ReduceOp::SUM);
-      const std::chrono::milliseconds timeout = std::chrono::seconds(30);
-      try {
-        std::vector<double>& out = separate[static_cast<size_t>(r)];
-        out.assign(count, -1);
-        group.begin(signature, 1, timeout);
-        dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, ReduceOp::SUM);
-        std::vector<double>& both = in_place[static_cast<size_t>(r)];
-        both = input;
-        group.begin(signature, 2, timeout);
-        dist::shm_allreduce_split(group, both.data(), both.data(), count, DType::F64, ReduceOp::SUM);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-        failure->set(dist::Status::kInternal, e.what());
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (int r = 0; r < n; ++r) {
-    if (!errors[static_cast<size_t>(r)].empty()) fail_msg("%d ranks, rank %d: %s", n, r, errors[r].c_str());
     for (size_t i = 0; i < count; ++i) {
       double want = 0;
       for (int q = 0; q < n; ++q) want += input_value(q, i);
       const double got_separate = separate[static_cast<size_t>(r)][i];
       const double got_in_place = in_place[static_cast<size_t>(r)][i];
       if (got_separate != want || got_in_place != want) {
-        fail_msg("%d ranks, rank %d, element %zu of %zu: %g into a separate buffer, %g in place, expected %g", n, r,
-                 i, count, got_separate, got_in_place, want);
+        fail_msg("%d ranks, rank %d, element %zu of %zu: %g into a separate buffer, %g in place, expected %g", n, r, i,
+                 count, got_separate, got_in_place, want);
       }
     }
   }
@@ -379,71 +378,55 @@ void test_buffer_split_with_a_slot_larger_than_a_step(void** state) {
 // references.
 void run_small_and_large_steps(int n) {
   const std::vector<size_t> counts = {1, 2, 3, 512, 513, 514, 515, 1026};
-  std::vector<dist::ShmSegment> segments = map_segments("steps", n, kSlotBytes);
-  auto failure = std::make_shared<dist::FailureFlag>();
-  const std::vector<std::string> names = rank_names(n);
-  std::vector<std::string> errors(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
-      const std::chrono::milliseconds timeout = std::chrono::seconds(30);
-      uint64_t seq = 0;
-      auto call = [&](dist::CollectiveKind kind, size_t count, int root) {
-        dist::CallSignature signature = f64_all_reduce(count, ReduceOp::SUM);
-        signature.kind = kind;
-        signature.root = root;
-        group.begin(signature, ++seq, timeout);
-      };
-      auto expect = [&](const char* what, size_t count, size_t i, double got, double want) {
-        if (got != want && errors[static_cast<size_t>(r)].empty()) {
-          errors[static_cast<size_t>(r)] = std::string(what) + " of " + std::to_string(count) + " doubles: [" +
-                                           std::to_string(i) + "] = " + std::to_string(got) + ", expected " +
-                                           std::to_string(want);
-        }
-      };
-      try {
-        for (size_t count : counts) {
-          std::vector<double> input(count), out(count, -1);
-          for (size_t i = 0; i < count; ++i) input[i] = input_value(r, i);
-          call(dist::CollectiveKind::kAllReduce, count, -1);
-          dist::shm_allreduce_direct(group, input.data(), out.data(), count, DType::F64, ReduceOp::SUM);
-          for (size_t i = 0; i < count; ++i) {
-            double sum = 0;
-            for (int q = 0; q < n; ++q) sum += input_value(q, i);
-            expect("all-reduce", count, i, out[i], sum);
-          }
-          const int root = n - 1;
-          std::vector<double> buffer = input;
-          call(dist::CollectiveKind::kBroadcast, count, root);
-          dist::shm_broadcast(group, buffer.data(), count, DType::F64, root);
-          for (size_t i = 0; i < count; ++i) expect("broadcast", count, i, buffer[i], input_value(root, i));
-          std::vector<double> gathered(count * static_cast<size_t>(n), -1);
-          call(dist::CollectiveKind::kAllGather, count, -1);
-          dist::shm_allgather(group, input.data(), gathered.data(), count, DType::F64);
-          for (size_t i = 0; i < gathered.size(); ++i) {
-            expect("all-gather", count, i, gathered[i], input_value(static_cast<int>(i / count), i % count));
-          }
-          std::vector<double> reduced(count, -1);
-          call(dist::CollectiveKind::kReduce, count, 0);
-          dist::shm_reduce(group, input.data(), r == 0 ? reduced.data() : nullptr, count, DType::F64, ReduceOp::MAX,
-                           0);
-          for (size_t i = 0; i < count && r == 0; ++i) {
-            double most = input_value(0, i);
-            for (int q = 1; q < n; ++q) most = std::max(most, input_value(q, i));
-            expect("reduce (max)", count, i, reduced[i], most);
-          }
-        }
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-        failure->set(dist::Status::kInternal, e.what());
+  fail_on_errors(run_ranks("steps", n, kSlotBytes, [&](dist::ShmGroup& group, int r) {
+    const std::chrono::milliseconds timeout = std::chrono::seconds(30);
+    uint64_t seq = 0;
+    auto call = [&](dist::CollectiveKind kind, size_t count, int root) {
+      dist::CallSignature signature = f64_all_reduce(count, ReduceOp::SUM);
+      signature.kind = kind;
+      signature.root = root;
+      group.begin(signature, ++seq, timeout);
+    };
+    // A wrong element fails this rank's run (and, through the shared
+    // failure state, stops the others).
+    auto expect = [&](const char* what, size_t count, size_t i, double got, double want) {
+      if (got != want) {
+        throw std::runtime_error(std::string(what) + " of " + std::to_string(count) + " doubles: [" +
+                                 std::to_string(i) + "] = " + std::to_string(got) + ", expected " +
+                                 std::to_string(want));
       }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (int r = 0; r < n; ++r) {
-    if (!errors[static_cast<size_t>(r)].empty()) fail_msg("%d ranks, rank %d: %s", n, r, errors[r].c_str());
-  }
+    };
+    for (size_t count : counts) {
+      std::vector<double> input(count), out(count, -1);
+      for (size_t i = 0; i < count; ++i) input[i] = input_value(r, i);
+      call(dist::CollectiveKind::kAllReduce, count, -1);
+      dist::shm_allreduce_direct(group, input.data(), out.data(), count, DType::F64, ReduceOp::SUM);
+      for (size_t i = 0; i < count; ++i) {
+        double sum = 0;
+        for (int q = 0; q < n; ++q) sum += input_value(q, i);
+        expect("all-reduce", count, i, out[i], sum);
+      }
+      const int root = n - 1;
+      std::vector<double> buffer = input;
+      call(dist::CollectiveKind::kBroadcast, count, root);
+      dist::shm_broadcast(group, buffer.data(), count, DType::F64, root);
+      for (size_t i = 0; i < count; ++i) expect("broadcast", count, i, buffer[i], input_value(root, i));
+      std::vector<double> gathered(count * static_cast<size_t>(n), -1);
+      call(dist::CollectiveKind::kAllGather, count, -1);
+      dist::shm_allgather(group, input.data(), gathered.data(), count, DType::F64);
+      for (size_t i = 0; i < gathered.size(); ++i) {
+        expect("all-gather", count, i, gathered[i], input_value(static_cast<int>(i / count), i % count));
+      }
+      std::vector<double> reduced(count, -1);
+      call(dist::CollectiveKind::kReduce, count, 0);
+      dist::shm_reduce(group, input.data(), r == 0 ? reduced.data() : nullptr, count, DType::F64, ReduceOp::MAX, 0);
+      for (size_t i = 0; i < count && r == 0; ++i) {
+        double most = input_value(0, i);
+        for (int q = 1; q < n; ++q) most = std::max(most, input_value(q, i));
+        expect("reduce (max)", count, i, reduced[i], most);
+      }
+    }
+  }));
 }
 
 void test_small_steps_in_the_record_large_ones_in_the_slot(void** state) {
