@@ -118,12 +118,10 @@ static int measure_all(const peer_options_t* opts, copy_t* c) {
       return 1;
     }
     peer_ops_t ops = {c, run_copy, barrier, max_over_procs};
-    peer_timing_t t = peer_measure(&ops, opts->budget_s, opts->max_call_s);
-    if (t.iters == 0) {
-      fprintf(stderr, "memcpy_bench: a copy of %zu B took %.2f s\n", bytes, t.first_s);
+    if (peer_measure_row(&ops, opts->budget_s, opts->max_call_s, "memcpy_bench", "memcpy", variant, c->procs, bytes,
+                         c->me == 0) != 0) {
       return 1;
     }
-    if (c->me == 0) peer_csv_row(stdout, "memcpy", variant, c->procs, bytes, t.iters, t.median_s, 1.0);
     free(c->src);
     free(c->dst);
   }

@@ -1,6 +1,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "peer_measure.h"
 
+#include <stdio.h>
+
+#include "peer_csv.h"
+
 #include <stdlib.h>
 #include <time.h>
 
@@ -65,4 +69,15 @@ peer_timing_t peer_measure(const peer_ops_t* ops, double budget_s, double max_ca
   t.iters = samples * batch;
   t.median_s = median(times, samples);
   return t;
+}
+
+int peer_measure_row(const peer_ops_t* ops, double budget_s, double max_call_s, const char* program,
+                     const char* impl, const char* variant, int nprocs, size_t bytes, int prints) {
+  const peer_timing_t t = peer_measure(ops, budget_s, max_call_s);
+  if (t.iters == 0) {
+    fprintf(stderr, "%s: a call of %zu B took %.2f s\n", program, bytes, t.first_s);
+    return 1;
+  }
+  if (prints) peer_csv_row(stdout, impl, variant, nprocs, bytes, t.iters, t.median_s, 1.0);
+  return 0;
 }

@@ -45,6 +45,12 @@ double peer_now(void);
 /* Measure with about `budget_s` seconds of calls. */
 peer_timing_t peer_measure(const peer_ops_t* ops, double budget_s, double max_call_s);
 
+/* peer_measure, then (where `prints`) one CSV row on stdout with algbw = busbw
+ * = bytes per second. Returns 0, or 1 after a message on stderr naming
+ * `program` when even the first call outlasted `max_call_s`. */
+int peer_measure_row(const peer_ops_t* ops, double budget_s, double max_call_s, const char* program,
+                     const char* impl, const char* variant, int nprocs, size_t bytes, int prints);
+
 #ifdef __cplusplus
 }
 #endif

@@ -230,12 +230,10 @@ static int measure_all(const peer_options_t* opts, exchange_t* x) {
       }
     }
     peer_ops_t ops = {x, run_exchange, barrier, max_over_ranks};
-    peer_timing_t t = peer_measure(&ops, opts->budget_s, opts->max_call_s);
-    if (t.iters == 0) {
-      fprintf(stderr, "ucx_exchange_bench: an exchange of %zu B took %.2f s\n", bytes, t.first_s);
+    if (peer_measure_row(&ops, opts->budget_s, opts->max_call_s, "ucx_exchange_bench", "ucx_exchange", opts->variant,
+                         2, bytes, x->rank == 0) != 0) {
       return 1;
     }
-    if (x->rank == 0) peer_csv_row(stdout, "ucx_exchange", opts->variant, 2, bytes, t.iters, t.median_s, 1.0);
     free(x->send);
     free(x->recv);
   }
