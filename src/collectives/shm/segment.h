@@ -38,14 +38,16 @@ struct alignas(64) ShmCallRecord {
   uint64_t first_step = 0;             // the step at which this call began
   uint64_t seq = 0;
   uint64_t count = 0;
+  // A step's contribution of up to kShmInlineBytes rides here instead of in a
+  // slot; at offset 32, aligned for any element type.
+  alignas(16) unsigned char data[kShmInlineBytes] = {};
   int32_t root = 0;
   int16_t kind = 0;  // the signature's enums, narrowed to leave room for data
   int16_t dtype = 0;
   int16_t op = 0;
-  // A message of up to kShmInlineBytes rides in the record instead of a slot.
-  unsigned char data[kShmInlineBytes] = {};
 };
 static_assert(sizeof(ShmCallRecord) == 64, "a call record is one cache line");
+static_assert(offsetof(ShmCallRecord, data) % 16 == 0, "inline data is aligned for every element type");
 
 struct alignas(64) ShmRankControl {
   ShmCallRecord calls[2];
