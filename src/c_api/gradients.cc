@@ -129,7 +129,7 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
           opt.apply(v, segment.offset, data, segment.count, replicas);
           v.mirror_range(segment.offset, segment.count);
         },
-        opt.stateless() ? &share_update : nullptr, &prepare_update);
+        opt.stateless() ? &share_update : nullptr, opt.stateless() ? &prepare_update : nullptr);
   });
 }
 

@@ -277,7 +277,7 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
     const PartPreparer preparer(to_preparer);
     strategy.all_reduce_pieces_across_workers(list, dtype, wire_op, ResultSink(to_consumer),
                                               finish != nullptr ? &finisher : nullptr,
-                                              finish != nullptr && prepare != nullptr ? &preparer : nullptr);
+                                              prepare != nullptr ? &preparer : nullptr);
     if (failure) std::rethrow_exception(failure);
   }
 }

@@ -19,17 +19,15 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
   const bool in_place = send == recv || send == own_block;
   const auto* in = in_place ? own_block : static_cast<const unsigned char*>(send);
   const bool streamed = !in_place && streams_result(send, recv, static_cast<size_t>(n) * count * element);
-  auto put = [streamed](unsigned char* to, const unsigned char* from, size_t bytes) {
-    streamed ? stream_store(to, from, bytes) : copy_chunk(to, from, bytes);
-  };
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
     copy_chunk(group.my_area(bytes), in + first * element, bytes);
     group.arrive();
-    if (!in_place) put(own_block + first * element, in + first * element, bytes);
+    if (!in_place) write_result(own_block + first * element, in + first * element, bytes, streamed);
     group.wait_arrived();
     for (int r = 0; r < n; ++r) {
-      if (r != me) put(out + (static_cast<size_t>(r) * count + first) * element, group.area(r, bytes), bytes);
+      if (r == me) continue;
+      write_result(out + (static_cast<size_t>(r) * count + first) * element, group.area(r, bytes), bytes, streamed);
     }
   });
 }

@@ -118,11 +118,7 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
   auto* out = static_cast<unsigned char*>(recv);
   const bool streamed = streams_result(send, recv, count * element);
   auto write_out = [out, element, streamed](size_t first, const void* reduced, size_t elements) {
-    if (streamed) {
-      stream_store(out + first * element, reduced, elements * element);
-    } else {
-      copy_chunk(out + first * element, reduced, elements * element);
-    }
+    write_result(out + first * element, reduced, elements * element, streamed);
   };
   // A result that overwrites its input takes the short step, which keeps the
   // lines it overwrites cached; into a separate buffer, the whole slot.

@@ -19,18 +19,17 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
   const bool streamed = streams_result(send, recv, static_cast<size_t>(n) * count * element);
-  auto put = [streamed](unsigned char* to, const unsigned char* from, size_t bytes) {
-    streamed ? stream_store(to, from, bytes) : copy_chunk(to, from, bytes);
-  };
+  const size_t my_part = static_cast<size_t>(me) * part_bytes;
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
     const size_t own = (static_cast<size_t>(me) * count + first) * element;
     copy_blocks_in(group, in, count, first, elements, element, part_bytes);
     group.arrive();
-    if (out != in && elements > 0) put(out + own, in + own, bytes);
+    if (out != in && elements > 0) write_result(out + own, in + own, bytes, streamed);
     group.wait_arrived();
     for (int r = 0; r < n && elements > 0; ++r) {
-      if (r != me) put(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r) + static_cast<size_t>(me) * part_bytes, bytes);
+      if (r == me) continue;
+      write_result(out + (static_cast<size_t>(r) * count + first) * element, group.slot(r) + my_part, bytes, streamed);
     }
   });
 }

@@ -49,9 +49,9 @@ class ShmGroup {
   // kShmInlineBytes ride in the call record, whose line every peer reads for
   // the announcement anyway; more go in the slot. A step's slot parts (all-to-all,
   // reduce-scatter) are always in the slot.
-  unsigned char* my_area(size_t bytes) const { return bytes <= kShmInlineBytes ? my_record_data() : my_slot(); }
+  unsigned char* my_area(size_t bytes) const { return bytes <= kShmInlineBytes ? record_data(rank_) : my_slot(); }
   const unsigned char* area(int rank, size_t bytes) const {
-    return bytes <= kShmInlineBytes ? segment_.control(rank).calls[step_ & 1].data : slot(rank);
+    return bytes <= kShmInlineBytes ? record_data(rank) : slot(rank);
   }
 
   // This rank's slot, and any rank's, for the current step.
@@ -80,7 +80,7 @@ class ShmGroup {
   enum class Counter { kArrived, kReduced };
   void wait_for_all(Counter counter);
   void check_signature(int peer) const;
-  unsigned char* my_record_data() const { return segment_.control(rank_).calls[step_ & 1].data; }
+  unsigned char* record_data(int rank) const { return segment_.control(rank).calls[step_ & 1].data; }
   [[noreturn]] void timed_out(int peer, const char* what) const;
 
   ShmSegment segment_;

@@ -36,4 +36,14 @@ inline bool streams_result(const void* send, const void* recv, size_t bytes) {
   return bytes >= (size_t{8} << 20) && send != recv;
 }
 
+// Writes part of a result: with stream_store where streams_result() said so
+// for the whole result, else with copy_chunk.
+inline void write_result(void* dst, const void* src, size_t bytes, bool streamed) {
+  if (streamed) {
+    stream_store(dst, src, bytes);
+  } else {
+    copy_chunk(dst, src, bytes);
+  }
+}
+
 }  // namespace dist
