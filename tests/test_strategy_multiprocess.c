@@ -75,25 +75,27 @@ static void test_replica_count_mismatch(void** state) {
 
 /* The fused paths, with 1 and with 2 local replicas per worker: the one-call
  * path (shared memory) and the bucketed one (ring forced) both match the
- * references, and Adam and SGD leave the same bits on every worker by either
- * path (the sums are taken in the same order on both; on one host SGD's
- * update is made by one worker and shared). */
+ * references, and every optimizer leaves the same bits on every worker by
+ * either path (the sums are taken in the same order on both; on one host
+ * each update is made by one worker and shared, and the slots are made whole
+ * when a call changes which worker updates what). */
 static void test_fusion_paths(void** state) {
   (void)state;
   const char* paths[2] = {"auto", "ring"};
   const char* locals[2] = {"1", "2"};
-  const char* optimizers[2] = {"adam weights ", "sgd weights "};
+  enum { kOptimizers = 4 };
+  const char* optimizers[kOptimizers] = {"adam weights ", "sgd weights ", "momentum weights ", "adagrad weights "};
   for (int l = 0; l < 2; ++l) {
-    char hashes[2][2][2][64]; /* [path][optimizer][worker] */
+    char hashes[2][kOptimizers][2][64]; /* [path][optimizer][worker] */
     for (int p = 0; p < 2; ++p) {
       struct launch launch;
       run_workers_with(&launch, "fusion", paths[p], locals[l], 60);
-      for (int o = 0; o < 2; ++o) {
+      for (int o = 0; o < kOptimizers; ++o) {
         for (int r = 0; r < 2; ++r) output_line(&launch, r, optimizers[o], hashes[p][o][r], sizeof hashes[p][o][r]);
         assert_string_equal(hashes[p][o][0], hashes[p][o][1]);
       }
     }
-    for (int o = 0; o < 2; ++o) assert_string_equal(hashes[0][o][0], hashes[1][o][0]);
+    for (int o = 0; o < kOptimizers; ++o) assert_string_equal(hashes[0][o][0], hashes[1][o][0]);
   }
 }
 

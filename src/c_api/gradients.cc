@@ -107,12 +107,16 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
     }
     dist::check_each_once(variables);
     opt.begin_step();
+    // On one host the worker that reduces a segment updates it and hands the
+    // new weights to the others, who write them without reading their old
+    // weights or the optimizer's slots (the same arithmetic, done once).
+    const bool shared = s.all_reduces_pieces_across_workers();
+    opt.begin_call(variables, shared, [&s](void* data, uint64_t count, dist::DType dtype) {
+      s.all_reduce_across_workers(dist::TensorRef{data, count, dtype}, dist::ReduceOp::SUM);
+    });
     // A SUM on the wire; the optimizer divides by the replicas as it reads the
     // sum, which spares the bucket a pass of its own.
     const int64_t replicas = s.num_replicas_in_sync();
-    // Stateless SGD on one host: the worker that reduces a segment updates
-    // it and hands the new weights to the others, who write them without
-    // reading their old weights (the same arithmetic, done once).
     const dist::FusedFinisher share_update = [&](const dist::FusedSegment& segment, void* reduced_sum) {
       dist::Variable& v = *variables[segment.tensor];
       opt.apply_and_publish(v, segment.offset, reduced_sum, segment.count, replicas);
@@ -129,7 +133,7 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
           opt.apply(v, segment.offset, data, segment.count, replicas);
           v.mirror_range(segment.offset, segment.count);
         },
-        opt.stateless() ? &share_update : nullptr, opt.stateless() ? &prepare_update : nullptr);
+        shared ? &share_update : nullptr, shared ? &prepare_update : nullptr);
   });
 }
 

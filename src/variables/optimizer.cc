@@ -1,5 +1,6 @@
 #include "variables/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -93,27 +94,27 @@ void Optimizer::fill_accumulators(std::vector<unsigned char>& slot, DType dtype)
   }
 }
 
-template <typename T, typename Mean>
+template <typename T, typename Mean, typename Publish>
 void Optimizer::apply_typed(T* value, const T* gradient_sum, Mean mean, uint64_t count, Slots& slots,
-                            uint64_t offset) {
+                            uint64_t offset, Publish publish) {
   auto gradient = [gradient_sum, mean](size_t i) { return mean(gradient_sum[i]); };
   const auto n = static_cast<size_t>(count);
   switch (config_.kind) {
     case OptimizerKind::kSgd:
-      ps::sgd_update(value, gradient, n, config_.learning_rate);
+      ps::sgd_update(value, gradient, n, config_.learning_rate, publish);
       return;
     case OptimizerKind::kMomentum:
       ps::momentum_update(value, reinterpret_cast<T*>(slots.first.data()) + offset, gradient, n,
-                          config_.learning_rate, config_.momentum, config_.nesterov);
+                          config_.learning_rate, config_.momentum, config_.nesterov, publish);
       return;
     case OptimizerKind::kAdam:
       ps::adam_update(value, reinterpret_cast<T*>(slots.first.data()) + offset,
                       reinterpret_cast<T*>(slots.second.data()) + offset, gradient, n, iterations_,
-                      config_.learning_rate, config_.beta_1, config_.beta_2, config_.epsilon);
+                      config_.learning_rate, config_.beta_1, config_.beta_2, config_.epsilon, publish);
       return;
     case OptimizerKind::kAdagrad:
       ps::adagrad_update(value, reinterpret_cast<T*>(slots.first.data()) + offset, gradient, n,
-                         config_.learning_rate, config_.epsilon);
+                         config_.learning_rate, config_.epsilon, publish);
       return;
   }
 }
@@ -134,33 +135,93 @@ void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient_
     using T = decltype(zero);
     auto* value = static_cast<T*>(variable.copy(0)) + offset;
     const auto* sums = static_cast<const T*>(gradient_sum);
-    with_mean<T>(divisor, [&](auto mean) { apply_typed(value, sums, mean, count, slots, offset); });
+    with_mean<T>(divisor,
+                 [&](auto mean) { apply_typed(value, sums, mean, count, slots, offset, ps::NoPublication{}); });
   });
 }
 
-void Optimizer::prefetch(const Variable& variable, uint64_t offset, uint64_t count) const {
+namespace {
+
+void prefetch_for_writing(const unsigned char* first, size_t bytes) {
   constexpr size_t kLine = 64;
-  const size_t element = size_of(variable.dtype());
-  const auto* first = static_cast<const unsigned char*>(variable.copy(0)) + offset * element;
-  const size_t bytes = static_cast<size_t>(count) * element;
   for (size_t at = 0; at < bytes; at += kLine) __builtin_prefetch(first + at, 1, 3);
+}
+
+}  // namespace
+
+void Optimizer::prefetch(const Variable& variable, uint64_t offset, uint64_t count) const {
+  const size_t element = size_of(variable.dtype());
+  const size_t at = static_cast<size_t>(offset) * element;
+  const size_t bytes = static_cast<size_t>(count) * element;
+  prefetch_for_writing(static_cast<const unsigned char*>(variable.copy(0)) + at, bytes);
+  const auto found = slots_.find(variable.id());
+  if (found == slots_.end()) return;
+  for (const std::vector<unsigned char>* slot : {&found->second.first, &found->second.second}) {
+    if (slot->size() >= at + bytes) prefetch_for_writing(slot->data() + at, bytes);
+  }
 }
 
 void Optimizer::apply_and_publish(Variable& variable, uint64_t offset, void* gradient_sum, uint64_t count,
                                   int64_t divisor) {
-  if (!stateless()) fail_invalid("Optimizer::apply_and_publish: only a stateless optimizer's updates can be shared");
   check_update(variable, divisor);
+  Slots& slots = slots_of(variable);
+  if (!stateless()) {
+    if (!slots.partial) fail(Status::kInternal, "Optimizer::apply_and_publish outside a shared call");
+    slots.held.emplace_back(offset, count);
+  }
   with_element_type(variable.dtype(), [&](auto zero) {
     using T = decltype(zero);
     auto* value = static_cast<T*>(variable.copy(0)) + offset;
     auto* sums = static_cast<T*>(gradient_sum);
-    with_mean<T>(divisor, [&](auto mean) {
-      // Reads and overwrites through the one pointer, so the compiler sees
-      // that element i is read before it is written and vectorizes freely.
-      ps::sgd_update_and_publish(value, [sums, mean](size_t i) { return mean(sums[i]); }, sums,
-                                 static_cast<size_t>(count), config_.learning_rate);
-    });
+    // The new values go over the sums they were computed from: element i is
+    // read before it is written, through the one pointer.
+    with_mean<T>(divisor,
+                 [&](auto mean) { apply_typed(value, sums, mean, count, slots, offset, ps::PublishTo<T>{sums}); });
   });
+}
+
+void Optimizer::begin_call(const std::vector<Variable*>& call, bool shared,
+                           const SumAcrossWorkers& sum_across_workers) {
+  if (stateless()) return;
+  std::vector<std::pair<uint64_t, uint64_t>> layout;
+  layout.reserve(call.size());
+  for (const Variable* v : call) layout.emplace_back(v->id(), v->count());
+  // A call that shares nothing, or shares along other lines, is a new
+  // layout: no worker may rely on what it held before.
+  if (!shared || layout != shared_call_) {
+    ++layout_;
+    shared_call_ = shared ? std::move(layout) : std::vector<std::pair<uint64_t, uint64_t>>();
+  }
+  for (Variable* v : call) {
+    Slots& slots = slots_of(*v);
+    if (slots.partial && slots.layout != layout_) make_whole(*v, slots, sum_across_workers);
+    if (shared) {
+      slots.partial = true;
+      slots.layout = layout_;
+      slots.held.clear();
+    }
+  }
+}
+
+void Optimizer::make_whole(const Variable& variable, Slots& slots, const SumAcrossWorkers& sum_across_workers) {
+  const size_t element = size_of(variable.dtype());
+  const DType bits = element == 4 ? DType::U32 : DType::U64;
+  std::sort(slots.held.begin(), slots.held.end());
+  for (std::vector<unsigned char>* slot : {&slots.first, &slots.second}) {
+    if (slot->empty()) continue;
+    uint64_t at = 0;
+    auto zero_until = [&](uint64_t end) {
+      std::memset(slot->data() + at * element, 0, static_cast<size_t>(end - at) * element);
+    };
+    for (const auto& [offset, count] : slots.held) {
+      zero_until(offset);
+      at = offset + count;
+    }
+    zero_until(variable.count());
+    sum_across_workers(slot->data(), variable.count(), bits);
+  }
+  slots.partial = false;
+  slots.held.clear();
 }
 
 }  // namespace dist

@@ -344,115 +344,149 @@ static void check_batch(dist_buffer_t* buffers, int local, dist_op_t op, const c
   }
 }
 
-/* Adam and SGD on f32 and f64 variables, against the test's own arithmetic in double. */
-enum { kAdamVars = 4, kAdamSteps = 3 };
-static const uint64_t kAdamSizes[kAdamVars] = {1, 7, 70001, 40000};
-static const dist_dtype_t kAdamTypes[kAdamVars] = {DIST_DTYPE_F32, DIST_DTYPE_F32, DIST_DTYPE_F32, DIST_DTYPE_F64};
+/* Every optimizer on f32 and f64 variables, against the test's own
+ * arithmetic in double. The third call lists the variables in another order
+ * and leaves one out: on one host each element then has another updating
+ * worker, so the optimizers' slots, which each worker holds only for the
+ * elements it updated, must first be made whole. */
+enum { kTrainVars = 4, kTrainCalls = 5 };
+static const uint64_t kTrainSizes[kTrainVars] = {1, 7, 70001, 40000};
+static const dist_dtype_t kTrainTypes[kTrainVars] = {DIST_DTYPE_F32, DIST_DTYPE_F32, DIST_DTYPE_F32,
+                                                     DIST_DTYPE_F64};
+/* The variables of each call, in call order; -1 ends a list. */
+static const int kTrainCallVars[kTrainCalls][kTrainVars + 1] = {
+    {0, 1, 2, 3, -1}, {0, 1, 2, 3, -1}, {3, 2, 1, -1}, {0, 1, 2, 3, -1}, {0, 1, 2, 3, -1}};
 
-static double adam_gradient(int32_t id, int i, uint64_t e, int step) {
-  return cos((double)(e * 3 + (uint64_t)(id + step + i)));
+static double train_gradient(int32_t id, int i, uint64_t e, int call) {
+  return cos((double)(e * 3 + (uint64_t)(id + call + i)));
 }
 
-/* Trains the variables with Adam or SGD (whose update one worker makes and
+/* The mean gradient as the library forms it, in the variable's dtype: each
+ * worker's replicas summed in order, then the workers' sums (two workers:
+ * a + b either way round), then divided. Elements whose mean nearly cancels
+ * would otherwise differ in Adam's m / sqrt(v). */
+static double train_mean(int local, int i, uint64_t e, int call) {
+  const int32_t replicas = workers * local;
+  if (kTrainTypes[i] == DIST_DTYPE_F32) {
+    float sum = 0;
+    for (int32_t w = 0; w < workers; ++w) {
+      float partial = (float)train_gradient(w * local, i, e, call);
+      for (int r = 1; r < local; ++r) partial += (float)train_gradient(w * local + r, i, e, call);
+      sum = w == 0 ? partial : sum + partial;
+    }
+    return (double)(sum / (float)replicas);
+  }
+  double sum = 0;
+  for (int32_t w = 0; w < workers; ++w) {
+    double partial = train_gradient(w * local, i, e, call);
+    for (int r = 1; r < local; ++r) partial += train_gradient(w * local + r, i, e, call);
+    sum = w == 0 ? partial : sum + partial;
+  }
+  return sum / replicas;
+}
+
+/* One element's update in double, with the library's default
+ * hyperparameters (momentum 0.9, beta 0.9 / 0.999, epsilon 1e-7, Adagrad's
+ * accumulators from 0.1). `step` is the optimizer's call count. */
+static void reference_update(dist_optimizer_kind_t kind, double* w, double* s1, double* s2, double g, int step) {
+  const double lr = 0.05;
+  switch (kind) {
+    case DIST_OPTIMIZER_SGD:
+      *w -= lr * g;
+      break;
+    case DIST_OPTIMIZER_MOMENTUM:
+      *s1 = 0.9 * *s1 - lr * g;
+      *w += *s1;
+      break;
+    case DIST_OPTIMIZER_ADAGRAD:
+      *s1 += g * g;
+      *w -= lr * g / (sqrt(*s1) + 1e-7);
+      break;
+    default: { /* ADAM */
+      const double alpha = lr * sqrt(1 - pow(0.999, step)) / (1 - pow(0.9, step));
+      *s1 = 0.9 * *s1 + 0.1 * g;
+      *s2 = 0.999 * *s2 + 0.001 * g * g;
+      *w -= alpha * *s1 / (sqrt(*s2) + 1e-7);
+    }
+  }
+}
+
+/* Trains the variables with one optimizer (whose update one worker makes and
  * shares on one host) and prints "<name> weights <hash>". */
 static void train_variables(dist_strategy_t* strategy, int local, dist_optimizer_kind_t kind, const char* name) {
-  const int32_t replicas = workers * local;
-  const int adam = kind == DIST_OPTIMIZER_ADAM;
   const dist_optimizer_options_t opt = optimizer_options(kind, 0.05);
   dist_optimizer_t* optimizer = NULL;
   MUST(dist_optimizer_create(&opt, &optimizer));
-  dist_variable_t* vars[kAdamVars];
-  dist_buffer_t grads[kFusionMaxLocal * kAdamVars];
-  double* reference[kAdamVars];
-  double* m[kAdamVars];
-  double* v[kAdamVars];
-  for (int i = 0; i < kAdamVars; ++i) {
-    const size_t element = dtype_bytes(kAdamTypes[i]);
-    void* initial = malloc(kAdamSizes[i] * element);
-    reference[i] = malloc(kAdamSizes[i] * sizeof(double));
-    m[i] = calloc(kAdamSizes[i], sizeof(double));
-    v[i] = calloc(kAdamSizes[i], sizeof(double));
-    for (uint64_t e = 0; e < kAdamSizes[i]; ++e) {
+  dist_variable_t* vars[kTrainVars];
+  dist_buffer_t grads[kFusionMaxLocal * kTrainVars];
+  double* reference[kTrainVars];
+  double* s1[kTrainVars];
+  double* s2[kTrainVars];
+  for (int i = 0; i < kTrainVars; ++i) {
+    const size_t element = dtype_bytes(kTrainTypes[i]);
+    void* initial = malloc(kTrainSizes[i] * element);
+    reference[i] = malloc(kTrainSizes[i] * sizeof(double));
+    s1[i] = malloc(kTrainSizes[i] * sizeof(double));
+    s2[i] = calloc(kTrainSizes[i], sizeof(double));
+    for (uint64_t e = 0; e < kTrainSizes[i]; ++e) {
       const double x = sin((double)(e + 1) * (i + 1));
+      s1[i][e] = kind == DIST_OPTIMIZER_ADAGRAD ? 0.1 : 0.0;
       if (element == 4) reference[i][e] = ((float*)initial)[e] = (float)x;
       else reference[i][e] = ((double*)initial)[e] = x;
     }
-    int64_t shape[1] = {(int64_t)kAdamSizes[i]};
+    int64_t shape[1] = {(int64_t)kTrainSizes[i]};
     dist_variable_options_t vo = DIST_VARIABLE_OPTIONS_INIT;
     vo.field_mask = DIST_VARIABLE_OPT_DTYPE | DIST_VARIABLE_OPT_SHAPE | DIST_VARIABLE_OPT_INITIAL_VALUE;
-    vo.dtype = kAdamTypes[i];
+    vo.dtype = kTrainTypes[i];
     vo.shape = shape;
     vo.rank = 1;
     vo.initial_value = initial;
     MUST(dist_variable_create(strategy, &vo, &vars[i]));
     free(initial);
     for (int r = 0; r < local; ++r) {
-      grads[r * kAdamVars + i] = buffer_of(malloc(kAdamSizes[i] * element), kAdamSizes[i], kAdamTypes[i]);
+      grads[r * kTrainVars + i] = buffer_of(malloc(kTrainSizes[i] * element), kTrainSizes[i], kTrainTypes[i]);
     }
   }
-  for (int step = 1; step <= kAdamSteps; ++step) {
-    const double lr = 0.05 * sqrt(1 - pow(0.999, step)) / (1 - pow(0.9, step));
-    for (int i = 0; i < kAdamVars; ++i) {
-      const int f32 = kAdamTypes[i] == DIST_DTYPE_F32;
-      for (uint64_t e = 0; e < kAdamSizes[i]; ++e) {
+  for (int call = 1; call <= kTrainCalls; ++call) {
+    dist_variable_t* call_vars[kTrainVars];
+    dist_buffer_t call_grads[kFusionMaxLocal * kTrainVars];
+    size_t n = 0;
+    while (kTrainCallVars[call - 1][n] >= 0) ++n;
+    for (size_t k = 0; k < n; ++k) {
+      const int i = kTrainCallVars[call - 1][k];
+      call_vars[k] = vars[i];
+      for (int r = 0; r < local; ++r) call_grads[r * n + k] = grads[r * kTrainVars + i];
+      for (uint64_t e = 0; e < kTrainSizes[i]; ++e) {
         for (int r = 0; r < local; ++r) {
-          const double g = adam_gradient(worker * local + r, i, e, step);
-          if (f32) ((float*)grads[r * kAdamVars + i].data)[e] = (float)g;
-          else ((double*)grads[r * kAdamVars + i].data)[e] = g;
+          const double g = train_gradient(worker * local + r, i, e, call);
+          if (kTrainTypes[i] == DIST_DTYPE_F32) ((float*)grads[r * kTrainVars + i].data)[e] = (float)g;
+          else ((double*)grads[r * kTrainVars + i].data)[e] = g;
         }
-        /* The mean as the library forms it, in the variable's dtype: each
-         * worker's replicas summed in order, then the workers' sums (two
-         * workers: a + b either way round), then divided. Elements whose
-         * mean nearly cancels would otherwise differ in Adam's m / sqrt(v). */
-        double mean;
-        if (f32) {
-          float sum = 0;
-          for (int32_t w = 0; w < workers; ++w) {
-            float partial = (float)adam_gradient(w * local, i, e, step);
-            for (int r = 1; r < local; ++r) partial += (float)adam_gradient(w * local + r, i, e, step);
-            sum = w == 0 ? partial : sum + partial;
-          }
-          mean = (double)(sum / (float)replicas);
-        } else {
-          double sum = 0;
-          for (int32_t w = 0; w < workers; ++w) {
-            double partial = adam_gradient(w * local, i, e, step);
-            for (int r = 1; r < local; ++r) partial += adam_gradient(w * local + r, i, e, step);
-            sum = w == 0 ? partial : sum + partial;
-          }
-          mean = sum / replicas;
-        }
-        if (adam) {
-          m[i][e] = 0.9 * m[i][e] + 0.1 * mean;
-          v[i][e] = 0.999 * v[i][e] + 0.001 * mean * mean;
-          reference[i][e] -= lr * m[i][e] / (sqrt(v[i][e]) + 1e-7);
-        } else {
-          reference[i][e] -= 0.05 * mean;
-        }
+        reference_update(kind, &reference[i][e], &s1[i][e], &s2[i][e], train_mean(local, i, e, call), call);
       }
     }
-    MUST(dist_strategy_apply_gradients(strategy, vars, grads, kAdamVars, optimizer));
+    MUST(dist_strategy_apply_gradients(strategy, call_vars, call_grads, n, optimizer));
   }
   /* The test compares these bytes across workers and across paths. */
   uint64_t hash = 1469598103934665603ull;
-  for (int i = 0; i < kAdamVars; ++i) {
-    const size_t element = dtype_bytes(kAdamTypes[i]);
-    unsigned char* got = malloc(kAdamSizes[i] * element);
-    dist_buffer_t b = buffer_of(got, kAdamSizes[i], kAdamTypes[i]);
+  for (int i = 0; i < kTrainVars; ++i) {
+    const size_t element = dtype_bytes(kTrainTypes[i]);
+    unsigned char* got = malloc(kTrainSizes[i] * element);
+    dist_buffer_t b = buffer_of(got, kTrainSizes[i], kTrainTypes[i]);
     MUST(dist_variable_read(vars[i], NULL, &b));
-    for (uint64_t e = 0; e < kAdamSizes[i]; ++e) {
+    for (uint64_t e = 0; e < kTrainSizes[i]; ++e) {
       const double x = element == 4 ? ((float*)got)[e] : ((double*)got)[e];
       if (fabs(x - reference[i][e]) > 1e-5) {
         CHECK(0, "%s var %d element %llu: %.9g, expected %.9g", name, i, (unsigned long long)e, x, reference[i][e]);
         break;
       }
     }
-    for (size_t k = 0; k < kAdamSizes[i] * element; ++k) hash = (hash ^ got[k]) * 1099511628211ull;
+    for (size_t k = 0; k < kTrainSizes[i] * element; ++k) hash = (hash ^ got[k]) * 1099511628211ull;
     free(got);
-    for (int r = 0; r < local; ++r) free(grads[r * kAdamVars + i].data);
+    for (int r = 0; r < local; ++r) free(grads[r * kTrainVars + i].data);
     free(reference[i]);
-    free(m[i]);
-    free(v[i]);
+    free(s1[i]);
+    free(s2[i]);
     dist_variable_destroy(vars[i]);
   }
   printf("%s weights %016llx\n", name, (unsigned long long)hash);
@@ -488,6 +522,8 @@ static void scenario_fusion(const char* communication, const char* local_text) {
         dist_status_string(status), dist_last_error());
   train_variables(strategy, local, DIST_OPTIMIZER_ADAM, "adam");
   train_variables(strategy, local, DIST_OPTIMIZER_SGD, "sgd");
+  train_variables(strategy, local, DIST_OPTIMIZER_MOMENTUM, "momentum");
+  train_variables(strategy, local, DIST_OPTIMIZER_ADAGRAD, "adagrad");
   leave(strategy);
 }
 

@@ -15,54 +15,67 @@
 
 namespace dist::ps {
 
-template <typename T, typename Grad>
-void sgd_update(T* var, Grad grad, size_t count, double learning_rate) {
-  const T lr = static_cast<T>(learning_rate);
-  for (size_t i = 0; i < count; ++i) var[i] -= lr * grad(i);
-}
+// Each rule may also hand every new value to `publish(i, value)` in the same
+// pass: on one host the worker that updates an element writes it where the
+// other workers copy it from, instead of their repeating the update. The
+// default publishes nothing and compiles away.
+struct NoPublication {
+  template <typename T>
+  void operator()(size_t, T) const {}
+};
 
-// SGD that also writes each new value to published[i], in the same pass, for
-// workers that copy the update instead of repeating it. `published` may be
-// the storage `grad` reads (element i is read before it is overwritten).
-template <typename T, typename Grad>
-void sgd_update_and_publish(T* var, Grad grad, T* published, size_t count, double learning_rate) {
+// Writes each new value to out[i]. `out` may be the storage `grad` reads:
+// element i is read before it is overwritten.
+template <typename T>
+struct PublishTo {
+  T* out;
+  void operator()(size_t i, T value) const { out[i] = value; }
+};
+
+template <typename T, typename Grad, typename Publish = NoPublication>
+void sgd_update(T* var, Grad grad, size_t count, double learning_rate, Publish publish = {}) {
   const T lr = static_cast<T>(learning_rate);
   for (size_t i = 0; i < count; ++i) {
     const T updated = var[i] - lr * grad(i);
     var[i] = updated;
-    published[i] = updated;
+    publish(i, updated);
   }
 }
 
 // Nesterov: the step looks ahead along the new velocity.
-template <typename T, typename Grad>
+template <typename T, typename Grad, typename Publish = NoPublication>
 void momentum_update(T* var, T* velocity, Grad grad, size_t count, double learning_rate, double momentum,
-                     bool nesterov) {
+                     bool nesterov, Publish publish = {}) {
   const T lr = static_cast<T>(learning_rate);
   const T mu = static_cast<T>(momentum);
   for (size_t i = 0; i < count; ++i) {
     const T g = grad(i);
     velocity[i] = mu * velocity[i] - lr * g;
-    var[i] += nesterov ? mu * velocity[i] - lr * g : velocity[i];
+    const T updated = var[i] + (nesterov ? mu * velocity[i] - lr * g : velocity[i]);
+    var[i] = updated;
+    publish(i, updated);
   }
 }
 
-template <typename T, typename Grad>
-void adagrad_update(T* var, T* accumulator, Grad grad, size_t count, double learning_rate, double epsilon) {
+template <typename T, typename Grad, typename Publish = NoPublication>
+void adagrad_update(T* var, T* accumulator, Grad grad, size_t count, double learning_rate, double epsilon,
+                    Publish publish = {}) {
   const T lr = static_cast<T>(learning_rate);
   const T eps = static_cast<T>(epsilon);
   for (size_t i = 0; i < count; ++i) {
     const T g = grad(i);
     accumulator[i] += g * g;
-    var[i] -= lr * g / (std::sqrt(accumulator[i]) + eps);
+    const T updated = var[i] - lr * g / (std::sqrt(accumulator[i]) + eps);
+    var[i] = updated;
+    publish(i, updated);
   }
 }
 
 // `step` is the 1-based number of this update (Adam's t); the bias
 // correction is folded into the step size, as Keras does.
-template <typename T, typename Grad>
+template <typename T, typename Grad, typename Publish = NoPublication>
 void adam_update(T* var, T* m, T* v, Grad grad, size_t count, int64_t step, double learning_rate, double beta1,
-                 double beta2, double epsilon) {
+                 double beta2, double epsilon, Publish publish = {}) {
   const double t = static_cast<double>(step);
   const T alpha =
       static_cast<T>(learning_rate * std::sqrt(1.0 - std::pow(beta2, t)) / (1.0 - std::pow(beta1, t)));
@@ -71,7 +84,9 @@ void adam_update(T* var, T* m, T* v, Grad grad, size_t count, int64_t step, doub
     const T g = grad(i);
     m[i] = b1 * m[i] + (T(1) - b1) * g;
     v[i] = b2 * v[i] + (T(1) - b2) * g * g;
-    var[i] -= alpha * m[i] / (std::sqrt(v[i]) + eps);
+    const T updated = var[i] - alpha * m[i] / (std::sqrt(v[i]) + eps);
+    var[i] = updated;
+    publish(i, updated);
   }
 }
 
