@@ -23,6 +23,7 @@
 #include "collectives/shm/group.h"
 #include "collectives/shm/segment.h"
 #include "internal_test_support.h"
+#include "shm_ranks.h"
 
 namespace {
 
@@ -111,23 +112,6 @@ struct RunResult {
   std::vector<std::string> errors;
 };
 
-// The segments of one group of `n` ranks as threads: rank 0's created, the
-// others opened, the name removed at once.
-std::vector<dist::ShmSegment> map_segments(const std::string& purpose, int n, size_t slot_bytes) {
-  const std::string name = "/dist-test-" + purpose + "-" + std::to_string(getpid()) + "-" + std::to_string(n);
-  std::vector<dist::ShmSegment> segments;
-  segments.push_back(dist::ShmSegment::create(name, n, slot_bytes));
-  for (int r = 1; r < n; ++r) segments.push_back(dist::ShmSegment::open(name, n));
-  dist::ShmSegment::unlink(name);
-  return segments;
-}
-
-std::vector<std::string> rank_names(int n) {
-  std::vector<std::string> names;
-  for (int r = 0; r < n; ++r) names.push_back("rank " + std::to_string(r));
-  return names;
-}
-
 dist::CallSignature f64_all_reduce(size_t count, ReduceOp op) {
   dist::CallSignature signature;
   signature.kind = dist::CollectiveKind::kAllReduce;
@@ -135,38 +119,6 @@ dist::CallSignature f64_all_reduce(size_t count, ReduceOp op) {
   signature.op = op;
   signature.count = count;
   return signature;
-}
-
-// Runs body(group, rank) on `n` threads, each rank with its group over one
-// segment (slots of `slot_bytes`), and returns what each rank's body threw
-// ("" for none). A rank that throws sets the failure state all ranks share,
-// as a communicator's failure reaches its peers, so no other rank waits on.
-template <typename Body>
-std::vector<std::string> run_ranks(const std::string& purpose, int n, size_t slot_bytes, Body body) {
-  std::vector<dist::ShmSegment> segments = map_segments(purpose, n, slot_bytes);
-  auto failure = std::make_shared<dist::FailureFlag>();
-  const std::vector<std::string> names = rank_names(n);
-  std::vector<std::string> errors(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure);
-      try {
-        body(group, r);
-      } catch (const std::exception& e) {
-        errors[static_cast<size_t>(r)] = e.what();
-        failure->set(dist::Status::kInternal, e.what());
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return errors;
-}
-
-void fail_on_errors(const std::vector<std::string>& errors) {
-  for (size_t r = 0; r < errors.size(); ++r) {
-    if (!errors[r].empty()) fail_msg("%zu ranks, rank %zu: %s", errors.size(), r, errors[r].c_str());
-  }
 }
 
 // Finisher modes: none; each owner rewrites its part to 10 * sum + 1; or the
