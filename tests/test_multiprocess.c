@@ -140,6 +140,49 @@ static void test_paths(void** state) {
   run_path(3, small_slots, "2");
 }
 
+/* Runs single_copy on n ranks, rank `opting_out` (-1: none) with
+ * DIST_SHM_SINGLE_COPY=0, and returns the "algorithms ..." line all ranks
+ * printed, which must be the same on every rank. */
+static void run_single_copy(int n, int opting_out, char* line, size_t size) {
+  struct launch launch;
+  launch_prepare(&launch, n);
+  const char* args[] = {worker_path(), "single_copy", NULL};
+  const char* off[] = {"DIST_SHM_SINGLE_COPY=0", NULL};
+  for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, r == opting_out ? off : NULL, args);
+  if (launch_wait(&launch, 120) != 0) fail_msg("single_copy on %d ranks did not finish in time", n);
+  expect_all_succeed(&launch, "single_copy");
+  line[0] = '\0';
+  for (int r = 0; r < n; ++r) {
+    const char* output = launch_output(&launch, r);
+    const char* found = strstr(output, "algorithms ");
+    if (found == NULL) fail_msg("rank %d printed no algorithms:\n%s", r, output);
+    const size_t length = strcspn(found, "\n");
+    if (r == 0) snprintf(line, size, "%.*s", (int)length, found);
+    else if (strncmp(found, line, length) != 0 || strlen(line) != length) {
+      fail_msg("rank %d chose \"%.*s\", rank 0 \"%s\"", r, (int)length, found, line);
+    }
+  }
+}
+
+/* Ranks agree at creation whether all-gather and all-to-all copy straight
+ * from the peers' buffers: one rank turning it off turns it off for all (a
+ * rank on the other path would wait forever), and both paths give exact
+ * results for large blocks, in and out of place. */
+static void test_single_copy_agreement(void** state) {
+  (void)state;
+  const char* shm = getenv("DIST_SHM");
+  if (shm != NULL && strcmp(shm, "0") == 0) return; /* the point-to-point run of this suite */
+  char line[128];
+  run_single_copy(3, 1, line, sizeof line);
+  assert_string_equal(line, "algorithms shm shm");
+  run_single_copy(2, -1, line, sizeof line);
+  /* Whether this system lets the processes read each other's memory decides it. */
+  if (strcmp(line, "algorithms shm_single_copy shm_single_copy") != 0) {
+    assert_string_equal(line, "algorithms shm shm");
+    print_message("single copies are not possible here: the shared-memory path copies through its slots\n");
+  }
+}
+
 /* Every UCX message by rendezvous: the receiver then reads a send buffer when it
  * is ready, not when the send was posted, so an algorithm that writes into a
  * buffer whose send has not completed gets wrong results here. */
@@ -193,7 +236,8 @@ int main(void) {
       cmocka_unit_test(test_matrix),     cmocka_unit_test(test_large_messages), cmocka_unit_test(test_requests),
       cmocka_unit_test(test_split),      cmocka_unit_test(test_mismatch),       cmocka_unit_test(test_killed_rank),
       cmocka_unit_test(test_abort),      cmocka_unit_test(test_wrong_token),    cmocka_unit_test(test_garbage_connection),
-      cmocka_unit_test(test_paths),      cmocka_unit_test(test_rendezvous_everywhere),
+      cmocka_unit_test(test_paths),      cmocka_unit_test(test_single_copy_agreement),
+      cmocka_unit_test(test_rendezvous_everywhere),
   };
   return cmocka_run_group_tests_name("multiprocess", tests, NULL, NULL);
 }

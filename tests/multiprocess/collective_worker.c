@@ -420,9 +420,31 @@ static void scenario_path(dist_context_t* context, int expected) {
   check_reductions(world, rank, n, DIST_DTYPE_F64, DIST_OP_SUM, 100003, 0);
 }
 
+/* All-gather and all-to-all of large blocks, in and out of place, after
+ * printing the algorithm the communicator chose for them ("shm_single_copy"
+ * only when every rank can read every other's memory and none turned it off). */
+static void scenario_single_copy(dist_context_t* context) {
+  dist_comm_t* world = NULL;
+  dist_comm_world(context, &world);
+  int32_t rank = 0, n = 0;
+  dist_comm_rank(world, &rank);
+  dist_comm_size(world, &n);
+  const char* gather = NULL;
+  const char* exchange = NULL;
+  CHECK(dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_GATHER, 1 << 20, &gather) == DIST_OK &&
+            dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_TO_ALL, 1 << 20, &exchange) == DIST_OK,
+        "dist_comm_algorithm: %s", dist_last_error());
+  printf("algorithms %s %s\n", gather, exchange);
+  for (int in_place = 0; in_place <= 1; ++in_place) {
+    check_movement(world, rank, n, DIST_DTYPE_F64, 65537, in_place);
+    check_movement(world, rank, n, DIST_DTYPE_U8, (5u << 20) + 7, in_place);
+  }
+  CHECK(dist_barrier(world, NULL) == DIST_OK, "barrier: %s", dist_last_error());
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: collective_worker matrix|big|requests|split|mismatch HOW|kill RANK|abort|path EXPECTED|join\n");
+    fprintf(stderr, "usage: collective_worker matrix|big|requests|split|mismatch HOW|kill RANK|abort|path EXPECTED|single_copy|join\n");
     return 2;
   }
   const char* scenario = argv[1];
@@ -436,6 +458,7 @@ int main(int argc, char** argv) {
   else if (strcmp(scenario, "kill") == 0 && argc > 2) scenario_kill(context, atoi(argv[2]));
   else if (strcmp(scenario, "abort") == 0) scenario_abort(context);
   else if (strcmp(scenario, "path") == 0 && argc > 2) scenario_path(context, atoi(argv[2]));
+  else if (strcmp(scenario, "single_copy") == 0) scenario_single_copy(context);
   else if (strcmp(scenario, "join") != 0) {
     fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 
 #include "base/dtype.h"
 #include "collectives/piecewise.h"
@@ -65,6 +66,19 @@ void for_each_step(ShmGroup& group, size_t count, size_t per_step, Body&& body) 
     group.next_step();
   }
 }
+
+// Blocks that only move (all-gather, all-to-all) above this size per rank are
+// copied straight from the peers' buffers when the group can (single_copy.h):
+// one copy instead of two, for a system call and a second handshake.
+inline constexpr size_t kSingleCopyMinBytes = 16 * 1024;
+
+// The single-copy exchange: each rank publishes `blocks`, the start of its
+// buffer, and copies `block_bytes` from every peer p at p's start + rank *
+// `remote_stride` to out + p * block_bytes. `meanwhile` runs while the peers
+// publish (the rank's own block). Fails on every rank when one read failed.
+// Takes two steps; needs group.single_copy().
+void read_blocks_from_peers(ShmGroup& group, const void* blocks, size_t remote_stride, unsigned char* out,
+                            size_t block_bytes, const std::function<void()>& meanwhile);
 
 // For all-to-all and reduce-scatter: copies elements [first, first+elements)
 // of each of the n blocks of `count` elements in `input` into part b of this

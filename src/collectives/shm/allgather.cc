@@ -7,7 +7,8 @@
 namespace dist {
 
 // Each rank writes its block's chunk; everyone copies every block's chunk,
-// its own from its input while the others arrive.
+// its own from its input while the others arrive. Large blocks are read
+// straight from the peers' buffers instead, when the group can.
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype) {
   const size_t element = size_of(dtype);
   const size_t per_step = group.step_bytes() / element;
@@ -19,6 +20,13 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
   const bool in_place = send == recv || send == own_block;
   const auto* in = in_place ? own_block : static_cast<const unsigned char*>(send);
   const bool streamed = !in_place && streams_result(send, recv, static_cast<size_t>(n) * count * element);
+  const size_t block_bytes = count * element;
+  if (group.single_copy() && block_bytes >= kSingleCopyMinBytes) {
+    read_blocks_from_peers(group, in, 0, out, block_bytes, [&] {
+      if (!in_place) write_result(own_block, in, block_bytes, streamed);
+    });
+    return;
+  }
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
     copy_chunk(group.my_area(bytes), in + first * element, bytes);

@@ -20,6 +20,16 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   const auto* in = static_cast<const unsigned char*>(send);
   const bool streamed = streams_result(send, recv, static_cast<size_t>(n) * count * element);
   const size_t my_part = static_cast<size_t>(me) * part_bytes;
+  // Out of place, large blocks are read straight from the peers' buffers
+  // (block `me` of each), when the group can. In place a rank's buffer
+  // changes while the peers would read it.
+  const size_t block_bytes = count * element;
+  if (group.single_copy() && out != in && block_bytes >= kSingleCopyMinBytes) {
+    const size_t own = static_cast<size_t>(me) * block_bytes;
+    read_blocks_from_peers(group, in, block_bytes, out, block_bytes,
+                           [&] { write_result(out + own, in + own, block_bytes, streamed); });
+    return;
+  }
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
     const size_t own = (static_cast<size_t>(me) * count + first) * element;

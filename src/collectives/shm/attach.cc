@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "collectives/channel_exchange.h"
+#include "collectives/shm/single_copy.h"
 
 namespace dist {
 namespace {
@@ -35,11 +36,21 @@ struct AttachRecord {
   uint8_t reserved[6] = {};
   char host[160] = {};
   char segment[64] = {};
+  SingleCopyProbe probe;  // all zero when this rank does not want single copies
 };
 
 struct MappedRecord {
   uint64_t mapped = 0;
+  uint64_t reads_all = 0;  // this rank could read every peer's probe
 };
+
+// Whether this rank can read the memory of every other rank.
+bool reads_every_peer(const std::vector<AttachRecord>& all, int me) {
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (static_cast<int>(r) != me && !single_copy_reads(all[r].probe)) return false;
+  }
+  return true;
+}
 
 std::string host_identity() {
   char hostname[128] = {};
@@ -102,6 +113,7 @@ std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_
   AttachRecord mine;
   mine.wants = shared_memory_wanted() && n <= kShmMaxRanks ? 1 : 0;
   std::snprintf(mine.host, sizeof mine.host, "%s", host_identity().c_str());
+  if (single_copy_wanted()) mine.probe = single_copy_probe();
   ShmSegment segment;
   std::string name;
   if (me == 0 && mine.wants) {
@@ -141,6 +153,7 @@ std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_
   } else {
     mapped.mapped = 1;
   }
+  mapped.reads_all = mine.probe.pid != 0 && reads_every_peer(all, me) ? 1 : 0;
   std::vector<MappedRecord> confirmations(static_cast<size_t>(n));
   try {
     exchange_with_all(channel, CollectiveKind::kCommSetup, next_seq++, deadline, &mapped, sizeof mapped,
@@ -150,10 +163,18 @@ std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_
     throw;
   }
   if (me == 0) ShmSegment::unlink(name);
+  bool single_copy = true;
   for (const MappedRecord& record : confirmations) {
     if (record.mapped != 1) return nullptr;
+    single_copy = single_copy && record.reads_all == 1;
   }
-  return std::make_unique<ShmGroup>(std::move(segment), me, names, std::move(failure));
+  // Single copies only when every rank can read every other: each rank then
+  // takes the same path in every call.
+  std::vector<pid_t> pids;
+  if (single_copy) {
+    for (const AttachRecord& record : all) pids.push_back(static_cast<pid_t>(record.probe.pid));
+  }
+  return std::make_unique<ShmGroup>(std::move(segment), me, names, std::move(failure), std::move(pids));
 }
 
 }  // namespace dist

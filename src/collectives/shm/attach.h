@@ -6,8 +6,9 @@
 // UCX_TLS, when set, allows shared memory, so that a run restricted to TCP
 // stays on TCP), its host (hostname and boot id) and, for rank 0, the name of
 // a segment it has just created. A second exchange confirms that every rank
-// mapped it. Anything short of all ranks on one host with the segment mapped
-// leaves the communicator on the point-to-point path.
+// mapped it, and whether it can read every peer's memory (single_copy.h).
+// Anything short of all ranks on one host with the segment mapped leaves the
+// communicator on the point-to-point path.
 #pragma once
 
 #include <chrono>

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/status.h"
+#include "collectives/shm/single_copy.h"
 
 namespace dist {
 namespace {
@@ -48,11 +49,12 @@ std::optional<CallSignature> signature_of(const ShmCallRecord& record) {
 }  // namespace
 
 ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
-                   std::shared_ptr<FailureFlag> failure)
+                   std::shared_ptr<FailureFlag> failure, std::vector<pid_t> pids)
     : segment_(std::move(segment)),
       rank_(rank),
       names_(std::move(names)),
       failure_(std::move(failure)),
+      pids_(std::move(pids)),
       spin_polls_(segment_.ranks() <= usable_cores() ? kSpinPollsOwnCore : kSpinPollsSharedCore) {}
 
 void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout) {
@@ -77,6 +79,11 @@ void ShmGroup::arrive() {
     record.count = signature_.count;
   }
   record.announced.store(step_, std::memory_order_release);
+}
+
+int ShmGroup::read_from(int rank, const void* remote, void* local, size_t bytes) const {
+  if (!single_copy()) fail(Status::kInternal, "ShmGroup::read_from without single copies");
+  return read_process_memory(pids_[static_cast<size_t>(rank)], remote, local, bytes);
 }
 
 void ShmGroup::publish_reduced() { segment_.control(rank_).reduced.store(step_, std::memory_order_release); }

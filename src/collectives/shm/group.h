@@ -16,6 +16,8 @@
 // communicator's failure (a dead peer, an abort) as soon as it is recorded.
 #pragma once
 
+#include <sys/types.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -30,7 +32,10 @@ namespace dist {
 
 class ShmGroup {
  public:
-  ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names, std::shared_ptr<FailureFlag> failure);
+  // `pids`: every rank's process, when each can read every other's memory
+  // (single_copy.h); empty otherwise.
+  ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names, std::shared_ptr<FailureFlag> failure,
+           std::vector<pid_t> pids = {});
 
   int rank() const { return rank_; }
   int size() const { return segment_.ranks(); }
@@ -76,6 +81,14 @@ class ShmGroup {
   // Moves to the next step of the call.
   void next_step() { ++step_; }
 
+  // Whether this group's ranks copy blocks straight from each other's buffers.
+  bool single_copy() const { return !pids_.empty(); }
+  // Copies `bytes` at `remote` in `rank`'s process to `local`; returns 0 or
+  // an errno (read_process_memory). Only when single_copy().
+  int read_from(int rank, const void* remote, void* local, size_t bytes) const;
+  // The name of `rank`, for messages.
+  const std::string& name_of(int rank) const { return names_[static_cast<size_t>(rank)]; }
+
  private:
   enum class Counter { kArrived, kReduced };
   void wait_for_all(Counter counter);
@@ -87,6 +100,7 @@ class ShmGroup {
   int rank_;
   std::vector<std::string> names_;
   std::shared_ptr<FailureFlag> failure_;
+  std::vector<pid_t> pids_;
   unsigned spin_polls_;  // polls before the first yield: fewer when ranks outnumber cores
   uint64_t step_ = 1;  // counters start at 0: "nothing published yet"
   uint64_t call_first_step_ = 0;

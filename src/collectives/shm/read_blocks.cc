@@ -1,0 +1,56 @@
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "base/status.h"
+#include "collectives/shm/algorithms.h"
+
+namespace dist {
+
+// Two steps. In the first, each rank publishes where its blocks start (in
+// its call record) and, once all have, reads its block from every peer.
+// In the second, each rank reports that it has finished reading (the peers
+// may reuse their buffers from then on) and whether a read failed, so that
+// every rank fails the call together, naming who could not read whom.
+void read_blocks_from_peers(ShmGroup& group, const void* blocks, size_t remote_stride, unsigned char* out,
+                            size_t block_bytes, const std::function<void()>& meanwhile) {
+  const int n = group.size();
+  const int me = group.rank();
+  const uint64_t address = reinterpret_cast<uintptr_t>(blocks);
+  std::memcpy(group.my_area(sizeof address), &address, sizeof address);
+  group.arrive();
+  meanwhile();
+  group.wait_arrived();
+  struct Outcome {
+    int64_t error = 0;
+    int64_t peer = -1;
+  } outcome;
+  static_assert(sizeof(Outcome) <= kShmInlineBytes, "the outcome rides in the call record");
+  // Each rank starts with the next one: two ranks do not read the same peer at once.
+  for (int k = 1; k < n && outcome.error == 0 && block_bytes > 0; ++k) {
+    const int peer = (me + k) % n;
+    uint64_t theirs = 0;
+    std::memcpy(&theirs, group.area(peer, sizeof theirs), sizeof theirs);
+    const auto* remote = reinterpret_cast<const void*>(static_cast<uintptr_t>(theirs) + static_cast<uintptr_t>(me) * remote_stride);
+    outcome.error = group.read_from(peer, remote, out + static_cast<size_t>(peer) * block_bytes, block_bytes);
+    if (outcome.error != 0) outcome.peer = peer;
+  }
+  group.next_step();
+  std::memcpy(group.my_area(sizeof outcome), &outcome, sizeof outcome);
+  group.arrive();
+  group.wait_arrived();
+  for (int r = 0; r < n; ++r) {
+    Outcome theirs;
+    std::memcpy(&theirs, group.area(r, sizeof theirs), sizeof theirs);
+    if (theirs.error == 0) continue;
+    const bool valid_peer = theirs.peer >= 0 && theirs.peer < n;
+    const std::string whom = valid_peer ? group.name_of(static_cast<int>(theirs.peer)) : std::string("a peer");
+    group.next_step();
+    throw Error(theirs.error == ESRCH ? Status::kPeerFailed : Status::kSystem,
+                group.name_of(r) + " could not read " + whom + "'s buffer (" +
+                    std::strerror(static_cast<int>(theirs.error)) + ") in a single-copy exchange");
+  }
+  group.next_step();
+}
+
+}  // namespace dist

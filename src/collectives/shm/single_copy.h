@@ -1,0 +1,43 @@
+// Single-copy reads between the ranks of a shared-memory group: a rank copies
+// a peer's block straight out of the peer's own buffer with the kernel's
+// cross-memory attach (process_vm_readv), instead of the peer first copying
+// it into its slot. Half the memory traffic for all-gather and all-to-all,
+// whose blocks are only moved, never combined.
+//
+// Whether a process may read another's memory depends on the system (ptrace
+// rules, Yama, seccomp, PID namespaces), so the ranks find out at attach time:
+// each publishes its pid and the address of a random value it holds, every
+// rank reads that value from every peer, and the path is used only when all
+// of them succeeded. DIST_SHM_SINGLE_COPY=0 turns it off.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dist {
+
+// What a rank publishes so that its peers can test reading its memory.
+struct SingleCopyProbe {
+  uint64_t pid = 0;
+  uint64_t address = 0;  // of `value`, in the publishing process
+  uint64_t value = 0;
+};
+
+// This process's probe: its pid, and a random value that stays at one address
+// for the life of the process.
+SingleCopyProbe single_copy_probe();
+
+// Whether this process reads `probe`'s value from the process that published it.
+bool single_copy_reads(const SingleCopyProbe& probe);
+
+// Whether DIST_SHM_SINGLE_COPY lets the path be used (anything but "0").
+bool single_copy_wanted();
+
+// Copies `bytes` from address `remote` in process `pid` to `local`. Returns 0,
+// or the errno of the first read that failed (ESRCH: the process is gone;
+// EFAULT: the range is not mapped in it).
+int read_process_memory(pid_t pid, const void* remote, void* local, size_t bytes);
+
+}  // namespace dist

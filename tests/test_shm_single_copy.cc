@@ -1,0 +1,186 @@
+// Single-copy all-gather and all-to-all (collectives/shm/single_copy.h,
+// read_blocks.cc), with the ranks as threads of this process: the probe that
+// decides whether processes can read each other's memory; both collectives,
+// in and out of place, at block sizes below, at and above the single-copy
+// threshold, by both paths, against references computed here; and a peer
+// whose memory cannot be read, which must fail every rank's call, naming
+// who could not read whom.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collectives/shm/algorithms.h"
+#include "collectives/shm/single_copy.h"
+#include "internal_test_support.h"
+#include "shm_ranks.h"
+
+namespace {
+
+using dist::DType;
+
+constexpr size_t kSlotBytes = 64 * 1024;
+
+// A pid no process has: a child's, once it has exited and been reaped.
+pid_t pid_of_a_reaped_child() {
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  assert_true(child > 0);
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  return child;
+}
+
+void test_probe(void** state) {
+  (void)state;
+  const dist::SingleCopyProbe mine = dist::single_copy_probe();
+  assert_int_equal(mine.pid, static_cast<uint64_t>(getpid()));
+  assert_true(mine.value != 0);
+  // The same value at the same address every time.
+  const dist::SingleCopyProbe again = dist::single_copy_probe();
+  assert_true(again.address == mine.address && again.value == mine.value);
+  assert_true(dist::single_copy_reads(mine));
+
+  dist::SingleCopyProbe wrong_value = mine;
+  wrong_value.value ^= 1;
+  assert_false(dist::single_copy_reads(wrong_value));
+  dist::SingleCopyProbe gone = mine;
+  gone.pid = static_cast<uint64_t>(pid_of_a_reaped_child());
+  assert_false(dist::single_copy_reads(gone));
+  assert_false(dist::single_copy_reads(dist::SingleCopyProbe{}));  // a rank that does not want the path
+
+  // Reads that fail say why.
+  uint64_t into = 0;
+  assert_int_equal(dist::read_process_memory(getpid(), nullptr, &into, sizeof into), EFAULT);
+  assert_int_equal(dist::read_process_memory(static_cast<pid_t>(gone.pid), &mine, &into, sizeof into), ESRCH);
+  // A read of nothing succeeds without touching anything.
+  assert_int_equal(dist::read_process_memory(getpid(), nullptr, nullptr, 0), 0);
+}
+
+// Rank r's byte i of its send buffer (all-to-all: byte i of the whole
+// buffer, block b bound for rank b).
+unsigned char byte_of(int rank, size_t i) { return static_cast<unsigned char>((i * 131 + rank * 29 + i / 977) % 251); }
+
+dist::CallSignature signature_of(dist::CollectiveKind kind, size_t count, DType dtype) {
+  dist::CallSignature signature;
+  signature.kind = kind;
+  signature.dtype = dtype;
+  signature.count = count;
+  return signature;
+}
+
+// Every rank runs both collectives, out of place and in place, for each
+// count, and checks every byte it received.
+void run_block_moves(int n, bool single_copy, DType dtype, const std::vector<size_t>& counts) {
+  const std::vector<pid_t> pids = single_copy ? std::vector<pid_t>(static_cast<size_t>(n), getpid())
+                                              : std::vector<pid_t>();
+  const std::string purpose = std::string("moves-") + (single_copy ? "single" : "slots");
+  fail_on_errors(run_ranks(
+      purpose, n, kSlotBytes,
+      [&](dist::ShmGroup& group, int r) {
+        if (group.single_copy() != single_copy) throw std::runtime_error("the group's path is not the one asked for");
+        const size_t element = dist::size_of(dtype);
+        uint64_t seq = 0;
+        auto begin = [&](dist::CollectiveKind kind, size_t count) {
+          group.begin(signature_of(kind, count, dtype), ++seq, std::chrono::seconds(30));
+        };
+        auto expect = [&](const std::string& what, size_t count, const std::vector<unsigned char>& got,
+                          auto want) {
+          for (size_t i = 0; i < got.size(); ++i) {
+            if (got[i] != want(i)) {
+              throw std::runtime_error(what + " of " + std::to_string(count) + " elements, " + std::to_string(n) +
+                                       " ranks: byte " + std::to_string(i) + " is " + std::to_string(got[i]) +
+                                       ", expected " + std::to_string(want(i)));
+            }
+          }
+        };
+        for (size_t count : counts) {
+          const size_t block = count * element;
+          const size_t all = block * static_cast<size_t>(n);
+          // All-gather: block q of the result is rank q's input.
+          auto gathered = [&](size_t i) { return byte_of(static_cast<int>(i / block), i % block); };
+          std::vector<unsigned char> input(block), out(all, 0xEE);
+          for (size_t i = 0; i < block; ++i) input[i] = byte_of(r, i);
+          begin(dist::CollectiveKind::kAllGather, count);
+          dist::shm_allgather(group, input.data(), out.data(), count, dtype);
+          expect("all-gather", count, out, gathered);
+          std::vector<unsigned char> in_place(all, 0xEE);
+          std::memcpy(in_place.data() + static_cast<size_t>(r) * block, input.data(), block);
+          begin(dist::CollectiveKind::kAllGather, count);
+          dist::shm_allgather(group, in_place.data() + static_cast<size_t>(r) * block, in_place.data(), count, dtype);
+          expect("in-place all-gather", count, in_place, gathered);
+
+          // All-to-all: block q of rank r's result is block r of rank q's input.
+          auto exchanged = [&](size_t i) {
+            return byte_of(static_cast<int>(i / block), static_cast<size_t>(r) * block + i % block);
+          };
+          std::vector<unsigned char> send(all), received(all, 0xEE);
+          for (size_t i = 0; i < all; ++i) send[i] = byte_of(r, i);
+          begin(dist::CollectiveKind::kAllToAll, count);
+          dist::shm_alltoall(group, send.data(), received.data(), count, dtype);
+          expect("all-to-all", count, received, exchanged);
+          begin(dist::CollectiveKind::kAllToAll, count);
+          dist::shm_alltoall(group, send.data(), send.data(), count, dtype);
+          expect("in-place all-to-all", count, send, exchanged);
+        }
+      },
+      pids));
+}
+
+void test_blocks_by_both_paths(void** state) {
+  (void)state;
+  // f64: below, at and above the threshold (16 KiB a block), a prime count,
+  // and more than a slot; i8: odd byte counts around it.
+  const std::vector<size_t> doubles = {0, 1, 2047, 2048, 2049, 100003};
+  const std::vector<size_t> bytes = {16383, 16384, 16387, 70001};
+  for (int n = 2; n <= 3; ++n) {
+    for (bool single_copy : {true, false}) {
+      run_block_moves(n, single_copy, DType::F64, doubles);
+      run_block_moves(n, single_copy, DType::I8, bytes);
+    }
+  }
+}
+
+// Rank 1's process is gone: rank 0's read fails, and both ranks' calls fail
+// with what rank 0 saw, instead of rank 1 returning as if all went well.
+void test_unreadable_peer_fails_every_rank(void** state) {
+  (void)state;
+  const std::vector<pid_t> pids = {getpid(), pid_of_a_reaped_child()};
+  const size_t count = 4096;  // 32 KiB of doubles a block: the single-copy path
+  std::vector<dist::Status> statuses(2, dist::Status::kOk);
+  const std::vector<std::string> errors = run_ranks(
+      "unreadable", 2, kSlotBytes,
+      [&](dist::ShmGroup& group, int r) {
+        std::vector<double> input(count, r), out(2 * count);
+        group.begin(signature_of(dist::CollectiveKind::kAllGather, count, DType::F64), 1, std::chrono::seconds(30));
+        try {
+          dist::shm_allgather(group, input.data(), out.data(), count, DType::F64);
+        } catch (const dist::Error& e) {
+          statuses[static_cast<size_t>(r)] = e.status();
+          throw;
+        }
+      },
+      pids);
+  for (size_t r = 0; r < 2; ++r) {
+    if (errors[r].find("rank 0 could not read rank 1's buffer") == std::string::npos) {
+      fail_msg("rank %zu: \"%s\" does not name the failed read", r, errors[r].c_str());
+    }
+    assert_int_equal(static_cast<int>(statuses[r]), static_cast<int>(dist::Status::kPeerFailed));
+  }
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_probe),
+      cmocka_unit_test(test_blocks_by_both_paths),
+      cmocka_unit_test(test_unreadable_peer_fails_every_rank),
+  };
+  return cmocka_run_group_tests_name("shm_single_copy", tests, NULL, NULL);
+}
