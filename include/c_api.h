@@ -406,7 +406,9 @@ DIST_EXPORT dist_status_t dist_comm_size(const dist_comm_t* comm, int32_t* size)
  * turned off by DIST_SHM=0, or by UCX_TLS naming no shared-memory transport (a
  * run restricted to TCP stays on TCP). Otherwise, and between hosts, the ranks
  * exchange UCX messages. All ranks of a communicator decide together, when it
- * is created. */
+ * is created, also whether large all_gather and all_to_all blocks are copied
+ * straight from the peers' buffers (where the system lets the processes read
+ * each other's memory; DIST_SHM_SINGLE_COPY=0 on any rank turns it off). */
 typedef int32_t dist_comm_path_t;
 #define DIST_COMM_PATH_SELF           0 /* one rank: nothing travels */
 #define DIST_COMM_PATH_POINT_TO_POINT 1 /* UCX messages between ranks */
