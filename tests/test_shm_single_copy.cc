@@ -1,10 +1,10 @@
-// Single-copy all-gather and all-to-all (collectives/shm/single_copy.h,
-// read_blocks.cc), with the ranks as threads of this process: the probe that
-// decides whether processes can read each other's memory; both collectives,
-// in and out of place, at block sizes below, at and above the single-copy
-// threshold, by both paths, against references computed here; and a peer
-// whose memory cannot be read, which must fail every rank's call, naming
-// who could not read whom.
+// Single-copy all-gather, all-to-all and broadcast
+// (collectives/shm/single_copy.h, read_from_peers.cc), with the ranks as
+// threads of this process: the probe that decides whether processes can read
+// each other's memory; the collectives, in and out of place, at block sizes
+// below, at and above the single-copy bounds, by both paths, against
+// references computed here; and a peer whose memory cannot be read, which
+// must fail every rank's call, naming who could not read whom.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,11 +66,12 @@ void test_probe(void** state) {
 // buffer, block b bound for rank b).
 unsigned char byte_of(int rank, size_t i) { return static_cast<unsigned char>((i * 131 + rank * 29 + i / 977) % 251); }
 
-dist::CallSignature signature_of(dist::CollectiveKind kind, size_t count, DType dtype) {
+dist::CallSignature signature_of(dist::CollectiveKind kind, size_t count, DType dtype, int root = -1) {
   dist::CallSignature signature;
   signature.kind = kind;
   signature.dtype = dtype;
   signature.count = count;
+  signature.root = root;
   return signature;
 }
 
@@ -127,6 +128,15 @@ void run_block_moves(int n, bool single_copy, DType dtype, const std::vector<siz
           begin(dist::CollectiveKind::kAllToAll, count);
           dist::shm_alltoall(group, send.data(), send.data(), count, dtype);
           expect("in-place all-to-all", count, send, exchanged);
+
+          // Broadcast from the last rank: everyone ends with its input.
+          const int root = n - 1;
+          std::vector<unsigned char> buffer(block, 0xEE);
+          if (r == root) buffer = input;
+          group.begin(signature_of(dist::CollectiveKind::kBroadcast, count, dtype, root), ++seq,
+                      std::chrono::seconds(30));
+          dist::shm_broadcast(group, buffer.data(), count, dtype, root);
+          expect("broadcast", count, buffer, [&](size_t i) { return byte_of(root, i); });
         }
       },
       pids));
@@ -134,9 +144,10 @@ void run_block_moves(int n, bool single_copy, DType dtype, const std::vector<siz
 
 void test_blocks_by_both_paths(void** state) {
   (void)state;
-  // f64: below, at and above the threshold (16 KiB a block), a prime count,
-  // and more than a slot; i8: odd byte counts around it.
-  const std::vector<size_t> doubles = {0, 1, 2047, 2048, 2049, 100003};
+  // f64: below, at and above the lower bound (16 KiB a block), a prime
+  // count, more than a slot, and around a broadcast's upper bound (2 MiB);
+  // i8: odd byte counts around the lower bound.
+  const std::vector<size_t> doubles = {0, 1, 2047, 2048, 2049, 100003, 262144, 262145};
   const std::vector<size_t> bytes = {16383, 16384, 16387, 70001};
   for (int n = 2; n <= 3; ++n) {
     for (bool single_copy : {true, false}) {

@@ -17,6 +17,7 @@
 #include "collectives/piecewise.h"
 #include "collectives/reduce_op.h"
 #include "collectives/shm/group.h"
+#include "collectives/signature.h"
 
 namespace dist {
 
@@ -67,18 +68,37 @@ void for_each_step(ShmGroup& group, size_t count, size_t per_step, Body&& body) 
   }
 }
 
-// Blocks that only move (all-gather, all-to-all) above this size per rank are
-// copied straight from the peers' buffers when the group can (single_copy.h):
-// one copy instead of two, for a system call and a second handshake.
+// Data that only moves (all-gather, all-to-all, broadcast) is copied
+// straight from the peers' buffers, when the group can (single_copy.h), for
+// blocks of these sizes: one copy instead of two. Below, the system call and
+// the second handshake cost more than the copy saved. Above, the kernel's
+// copy, whose writes pull every destination line into the cache first, loses
+// to the slots' streamed writes (all-gather of 32 MiB blocks, 2 ranks: 7.4-9.0
+// ms against 7.4-7.7). A broadcast's single copy is made by the receivers
+// alone, where the slots split it between the root and them: it stops being
+// ahead at 4 MiB.
 inline constexpr size_t kSingleCopyMinBytes = 16 * 1024;
+inline constexpr size_t kSingleCopyMaxBytes = 16 * 1024 * 1024;
+inline constexpr size_t kSingleCopyMaxBroadcastBytes = 2 * 1024 * 1024;
 
-// The single-copy exchange: each rank publishes `blocks`, the start of its
-// buffer, and copies `block_bytes` from every peer p at p's start + rank *
-// `remote_stride` to out + p * block_bytes. `meanwhile` runs while the peers
-// publish (the rank's own block). Fails on every rank when one read failed.
-// Takes two steps; needs group.single_copy().
-void read_blocks_from_peers(ShmGroup& group, const void* blocks, size_t remote_stride, unsigned char* out,
-                            size_t block_bytes, const std::function<void()>& meanwhile);
+// Whether a collective of `kind` with `bytes` per block takes the single copy
+// on a group that can.
+bool takes_single_copy(CollectiveKind kind, size_t bytes);
+
+// What a rank reads from one peer: `bytes` at `offset` from where the peer's
+// published data starts, into `into` (0 bytes: nothing).
+struct PeerRead {
+  size_t offset = 0;
+  unsigned char* into = nullptr;
+  size_t bytes = 0;
+};
+
+// The single-copy exchange: each rank publishes `published`, the start of
+// its data, and makes read_of(peer) from every peer. `meanwhile` runs while
+// the peers publish (the rank's own block). Fails on every rank when one
+// read failed. Takes two steps; needs group.single_copy().
+void read_from_peers(ShmGroup& group, const void* published, const std::function<PeerRead(int)>& read_of,
+                     const std::function<void()>& meanwhile);
 
 // For all-to-all and reduce-scatter: copies elements [first, first+elements)
 // of each of the n blocks of `count` elements in `input` into part b of this

@@ -24,10 +24,11 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   // (block `me` of each), when the group can. In place a rank's buffer
   // changes while the peers would read it.
   const size_t block_bytes = count * element;
-  if (group.single_copy() && out != in && block_bytes >= kSingleCopyMinBytes) {
+  if (group.single_copy() && out != in && takes_single_copy(CollectiveKind::kAllToAll, block_bytes)) {
+    // Block q of the result is block `me` of rank q's input.
     const size_t own = static_cast<size_t>(me) * block_bytes;
-    read_blocks_from_peers(group, in, block_bytes, out, block_bytes,
-                           [&] { write_result(out + own, in + own, block_bytes, streamed); });
+    auto read_of = [&](int peer) { return PeerRead{own, out + static_cast<size_t>(peer) * block_bytes, block_bytes}; };
+    read_from_peers(group, in, read_of, [&] { write_result(out + own, in + own, block_bytes, streamed); });
     return;
   }
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {

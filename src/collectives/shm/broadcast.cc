@@ -6,12 +6,20 @@
 
 namespace dist {
 
-// The root writes each chunk once; every other rank copies it out.
+// The root writes each chunk once; every other rank copies it out. Large
+// messages are read straight from the root's buffer instead, when the group
+// can.
 void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root) {
   const size_t element = size_of(dtype);
   const size_t per_step = group.step_bytes() / element;
   const bool at_root = group.rank() == root;
   auto* data = static_cast<unsigned char*>(buffer);
+  const size_t bytes = count * element;
+  if (group.single_copy() && takes_single_copy(CollectiveKind::kBroadcast, bytes)) {
+    auto read_of = [&](int peer) { return !at_root && peer == root ? PeerRead{0, data, bytes} : PeerRead{}; };
+    read_from_peers(group, data, read_of, [] {});
+    return;
+  }
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
     if (at_root) copy_chunk(group.my_area(bytes), data + first * element, bytes);

@@ -27,8 +27,7 @@ ShmAllReduce shm_all_reduce_from_name(const std::string& name) {
 }
 
 const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce, bool single_copy) {
-  const bool moves_blocks = kind == CollectiveKind::kAllGather || kind == CollectiveKind::kAllToAll;
-  if (moves_blocks && single_copy && bytes >= kSingleCopyMinBytes) return "shm_single_copy";
+  if (single_copy && takes_single_copy(kind, bytes)) return "shm_single_copy";
   if (kind != CollectiveKind::kAllReduce) return "shm";
   return use_direct(bytes, all_reduce) ? "shm_direct" : "shm_split";
 }

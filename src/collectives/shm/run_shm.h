@@ -21,8 +21,9 @@ void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t se
                         ShmAllReduce all_reduce);
 
 // The algorithm this path runs for `kind` with `bytes` per rank: "shm_direct",
-// "shm_split" (all-reduce), "shm_single_copy" (all-gather, and all-to-all out
-// of place, when `single_copy` and the blocks are large) or "shm" (the others).
+// "shm_split" (all-reduce), "shm_single_copy" (all-gather, broadcast, and
+// all-to-all out of place, when `single_copy` and the blocks suit it) or
+// "shm" (the others).
 const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce, bool single_copy);
 
 // True for the all-reduce algorithm names that mean this path.

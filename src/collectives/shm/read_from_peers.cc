@@ -7,16 +7,29 @@
 
 namespace dist {
 
-// Two steps. In the first, each rank publishes where its blocks start (in
-// its call record) and, once all have, reads its block from every peer.
+bool takes_single_copy(CollectiveKind kind, size_t bytes) {
+  if (bytes < kSingleCopyMinBytes) return false;
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kAllToAll:
+      return bytes <= kSingleCopyMaxBytes;
+    case CollectiveKind::kBroadcast:
+      return bytes <= kSingleCopyMaxBroadcastBytes;
+    default:
+      return false;
+  }
+}
+
+// Two steps. In the first, each rank publishes where its data starts (in
+// its call record) and, once all have, reads what it needs from every peer.
 // In the second, each rank reports that it has finished reading (the peers
 // may reuse their buffers from then on) and whether a read failed, so that
 // every rank fails the call together, naming who could not read whom.
-void read_blocks_from_peers(ShmGroup& group, const void* blocks, size_t remote_stride, unsigned char* out,
-                            size_t block_bytes, const std::function<void()>& meanwhile) {
+void read_from_peers(ShmGroup& group, const void* published, const std::function<PeerRead(int)>& read_of,
+                     const std::function<void()>& meanwhile) {
   const int n = group.size();
   const int me = group.rank();
-  const uint64_t address = reinterpret_cast<uintptr_t>(blocks);
+  const uint64_t address = reinterpret_cast<uintptr_t>(published);
   std::memcpy(group.my_area(sizeof address), &address, sizeof address);
   group.arrive();
   meanwhile();
@@ -27,12 +40,14 @@ void read_blocks_from_peers(ShmGroup& group, const void* blocks, size_t remote_s
   } outcome;
   static_assert(sizeof(Outcome) <= kShmInlineBytes, "the outcome rides in the call record");
   // Each rank starts with the next one: two ranks do not read the same peer at once.
-  for (int k = 1; k < n && outcome.error == 0 && block_bytes > 0; ++k) {
+  for (int k = 1; k < n && outcome.error == 0; ++k) {
     const int peer = (me + k) % n;
+    const PeerRead read = read_of(peer);
+    if (read.bytes == 0) continue;
     uint64_t theirs = 0;
     std::memcpy(&theirs, group.area(peer, sizeof theirs), sizeof theirs);
-    const auto* remote = reinterpret_cast<const void*>(static_cast<uintptr_t>(theirs) + static_cast<uintptr_t>(me) * remote_stride);
-    outcome.error = group.read_from(peer, remote, out + static_cast<size_t>(peer) * block_bytes, block_bytes);
+    const auto* remote = reinterpret_cast<const void*>(static_cast<uintptr_t>(theirs) + read.offset);
+    outcome.error = group.read_from(peer, remote, read.into, read.bytes);
     if (outcome.error != 0) outcome.peer = peer;
   }
   group.next_step();
