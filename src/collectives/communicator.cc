@@ -113,9 +113,7 @@ const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const
   if (size() == 1) return "self";
   const std::string& forced = forced_all_reduce();
   const bool forced_point_to_point = kind == CollectiveKind::kAllReduce && point_to_point_all_reduce_;
-  if (shm_ != nullptr && !forced_point_to_point) {
-    return shm_algorithm_name(kind, bytes, shm_all_reduce_, shm_->single_copy());
-  }
+  if (shm_ != nullptr && !forced_point_to_point) return shm_algorithm_name(*shm_, kind, bytes, shm_all_reduce_);
   AlgorithmOptions algorithms = algorithms_;
   algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
   return name(choose_algorithm(kind, bytes, size(), algorithms));

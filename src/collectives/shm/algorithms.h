@@ -71,19 +71,21 @@ void for_each_step(ShmGroup& group, size_t count, size_t per_step, Body&& body) 
 // Data that only moves (all-gather, all-to-all, broadcast) is copied
 // straight from the peers' buffers, when the group can (single_copy.h), for
 // blocks of these sizes: one copy instead of two. Below, the system call and
-// the second handshake cost more than the copy saved. Above, the kernel's
-// copy, whose writes pull every destination line into the cache first, loses
-// to the slots' streamed writes (all-gather of 32 MiB blocks, 2 ranks: 7.4-9.0
-// ms against 7.4-7.7). A broadcast's single copy is made by the receivers
-// alone, where the slots split it between the root and them: it stops being
-// ahead at 4 MiB.
+// the second handshake cost more than the copy saved; with more ranks than
+// cores, more so. Above, the kernel's copy, whose writes pull every
+// destination line into the cache first, loses to the slots' streamed writes
+// (all-gather of 32 MiB blocks, 2 ranks: 7.4-9.0 ms against 7.4-7.7). A
+// broadcast's single copy is made by the receivers alone, where the slots
+// split it between the root and them: it stops being ahead at 4 MiB, and with
+// more ranks than cores it is behind.
 inline constexpr size_t kSingleCopyMinBytes = 16 * 1024;
+inline constexpr size_t kSingleCopyMinBytesSharedCores = 128 * 1024;
 inline constexpr size_t kSingleCopyMaxBytes = 16 * 1024 * 1024;
 inline constexpr size_t kSingleCopyMaxBroadcastBytes = 2 * 1024 * 1024;
 
 // Whether a collective of `kind` with `bytes` per block takes the single copy
-// on a group that can.
-bool takes_single_copy(CollectiveKind kind, size_t bytes);
+// on `group`.
+bool takes_single_copy(const ShmGroup& group, CollectiveKind kind, size_t bytes);
 
 // What a rank reads from one peer: `bytes` at `offset` from where the peer's
 // published data starts, into `into` (0 bytes: nothing).

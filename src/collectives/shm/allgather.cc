@@ -21,7 +21,7 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
   const auto* in = in_place ? own_block : static_cast<const unsigned char*>(send);
   const bool streamed = !in_place && streams_result(send, recv, static_cast<size_t>(n) * count * element);
   const size_t block_bytes = count * element;
-  if (group.single_copy() && takes_single_copy(CollectiveKind::kAllGather, block_bytes)) {
+  if (takes_single_copy(group, CollectiveKind::kAllGather, block_bytes)) {
     // Block q of the result is all of rank q's input.
     auto read_of = [&](int peer) { return PeerRead{0, out + static_cast<size_t>(peer) * block_bytes, block_bytes}; };
     read_from_peers(group, in, read_of, [&] {

@@ -24,7 +24,7 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   // (block `me` of each), when the group can. In place a rank's buffer
   // changes while the peers would read it.
   const size_t block_bytes = count * element;
-  if (group.single_copy() && out != in && takes_single_copy(CollectiveKind::kAllToAll, block_bytes)) {
+  if (out != in && takes_single_copy(group, CollectiveKind::kAllToAll, block_bytes)) {
     // Block q of the result is block `me` of rank q's input.
     const size_t own = static_cast<size_t>(me) * block_bytes;
     auto read_of = [&](int peer) { return PeerRead{own, out + static_cast<size_t>(peer) * block_bytes, block_bytes}; };

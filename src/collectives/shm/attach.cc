@@ -42,6 +42,7 @@ struct AttachRecord {
 struct MappedRecord {
   uint64_t mapped = 0;
   uint64_t reads_all = 0;  // this rank could read every peer's probe
+  uint64_t cores = 0;      // this process may run on this many
 };
 
 // Whether this rank can read the memory of every other rank.
@@ -154,6 +155,7 @@ std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_
     mapped.mapped = 1;
   }
   mapped.reads_all = mine.probe.pid != 0 && reads_every_peer(all, me) ? 1 : 0;
+  mapped.cores = static_cast<uint64_t>(ShmGroup::usable_cores());
   std::vector<MappedRecord> confirmations(static_cast<size_t>(n));
   try {
     exchange_with_all(channel, CollectiveKind::kCommSetup, next_seq++, deadline, &mapped, sizeof mapped,
@@ -164,9 +166,11 @@ std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_
   }
   if (me == 0) ShmSegment::unlink(name);
   bool single_copy = true;
+  uint64_t fewest_cores = mapped.cores;
   for (const MappedRecord& record : confirmations) {
     if (record.mapped != 1) return nullptr;
     single_copy = single_copy && record.reads_all == 1;
+    fewest_cores = std::min(fewest_cores, std::max<uint64_t>(record.cores, 1));
   }
   // Single copies only when every rank can read every other: each rank then
   // takes the same path in every call.
@@ -174,7 +178,9 @@ std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_
   if (single_copy) {
     for (const AttachRecord& record : all) pids.push_back(static_cast<pid_t>(record.probe.pid));
   }
-  return std::make_unique<ShmGroup>(std::move(segment), me, names, std::move(failure), std::move(pids));
+  // Every rank makes the same choices from these (single_copy.h's sizes).
+  return std::make_unique<ShmGroup>(std::move(segment), me, names, std::move(failure), std::move(pids),
+                                    static_cast<int>(std::min<uint64_t>(fewest_cores, kShmMaxRanks + 1)));
 }
 
 }  // namespace dist

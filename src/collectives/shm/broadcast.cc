@@ -15,7 +15,7 @@ void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int
   const bool at_root = group.rank() == root;
   auto* data = static_cast<unsigned char*>(buffer);
   const size_t bytes = count * element;
-  if (group.single_copy() && takes_single_copy(CollectiveKind::kBroadcast, bytes)) {
+  if (takes_single_copy(group, CollectiveKind::kBroadcast, bytes)) {
     auto read_of = [&](int peer) { return !at_root && peer == root ? PeerRead{0, data, bytes} : PeerRead{}; };
     read_from_peers(group, data, read_of, [] {});
     return;

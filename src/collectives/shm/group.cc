@@ -27,13 +27,6 @@ constexpr unsigned kPausedPolls = 16;
 constexpr auto kSleepAfter = std::chrono::milliseconds(20);
 constexpr auto kSleepBetweenPolls = std::chrono::microseconds(50);
 
-// The cores this process may run on.
-int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-  return std::max(1, CPU_COUNT(&set));
-}
-
 inline void spin_pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -48,14 +41,21 @@ std::optional<CallSignature> signature_of(const ShmCallRecord& record) {
 
 }  // namespace
 
+int ShmGroup::usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
 ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
-                   std::shared_ptr<FailureFlag> failure, std::vector<pid_t> pids)
+                   std::shared_ptr<FailureFlag> failure, std::vector<pid_t> pids, int cores)
     : segment_(std::move(segment)),
       rank_(rank),
       names_(std::move(names)),
       failure_(std::move(failure)),
       pids_(std::move(pids)),
-      spin_polls_(segment_.ranks() <= usable_cores() ? kSpinPollsOwnCore : kSpinPollsSharedCore) {}
+      shares_cores_(segment_.ranks() > (cores > 0 ? cores : usable_cores())),
+      spin_polls_(shares_cores_ ? kSpinPollsSharedCore : kSpinPollsOwnCore) {}
 
 void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout) {
   signature_ = signature;

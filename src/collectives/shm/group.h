@@ -33,9 +33,13 @@ namespace dist {
 class ShmGroup {
  public:
   // `pids`: every rank's process, when each can read every other's memory
-  // (single_copy.h); empty otherwise.
+  // (single_copy.h); empty otherwise. `cores`: the fewest cores any rank may
+  // run on, which every rank must see alike (0: this process's own).
   ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names, std::shared_ptr<FailureFlag> failure,
-           std::vector<pid_t> pids = {});
+           std::vector<pid_t> pids = {}, int cores = 0);
+
+  // The cores this process may run on.
+  static int usable_cores();
 
   int rank() const { return rank_; }
   int size() const { return segment_.ranks(); }
@@ -83,6 +87,9 @@ class ShmGroup {
 
   // Whether this group's ranks copy blocks straight from each other's buffers.
   bool single_copy() const { return !pids_.empty(); }
+  // Whether the ranks outnumber the cores some rank may run on (the same on
+  // every rank).
+  bool shares_cores() const { return shares_cores_; }
   // Copies `bytes` at `remote` in `rank`'s process to `local`; returns 0 or
   // an errno (read_process_memory). Only when single_copy().
   int read_from(int rank, const void* remote, void* local, size_t bytes) const;
@@ -101,6 +108,7 @@ class ShmGroup {
   std::vector<std::string> names_;
   std::shared_ptr<FailureFlag> failure_;
   std::vector<pid_t> pids_;
+  bool shares_cores_;    // more ranks than some rank may use cores
   unsigned spin_polls_;  // polls before the first yield: fewer when ranks outnumber cores
   uint64_t step_ = 1;  // counters start at 0: "nothing published yet"
   uint64_t call_first_step_ = 0;

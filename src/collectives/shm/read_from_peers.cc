@@ -7,14 +7,15 @@
 
 namespace dist {
 
-bool takes_single_copy(CollectiveKind kind, size_t bytes) {
-  if (bytes < kSingleCopyMinBytes) return false;
+bool takes_single_copy(const ShmGroup& group, CollectiveKind kind, size_t bytes) {
+  if (!group.single_copy()) return false;
+  if (bytes < (group.shares_cores() ? kSingleCopyMinBytesSharedCores : kSingleCopyMinBytes)) return false;
   switch (kind) {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kAllToAll:
       return bytes <= kSingleCopyMaxBytes;
     case CollectiveKind::kBroadcast:
-      return bytes <= kSingleCopyMaxBroadcastBytes;
+      return !group.shares_cores() && bytes <= kSingleCopyMaxBroadcastBytes;
     default:
       return false;
   }

@@ -26,8 +26,8 @@ ShmAllReduce shm_all_reduce_from_name(const std::string& name) {
   return ShmAllReduce::kBySize;
 }
 
-const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce, bool single_copy) {
-  if (single_copy && takes_single_copy(kind, bytes)) return "shm_single_copy";
+const char* shm_algorithm_name(const ShmGroup& group, CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce) {
+  if (takes_single_copy(group, kind, bytes)) return "shm_single_copy";
   if (kind != CollectiveKind::kAllReduce) return "shm";
   return use_direct(bytes, all_reduce) ? "shm_direct" : "shm_split";
 }

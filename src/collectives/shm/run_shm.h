@@ -20,11 +20,10 @@ ShmAllReduce shm_all_reduce_from_name(const std::string& name);
 void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t seq, std::chrono::milliseconds timeout,
                         ShmAllReduce all_reduce);
 
-// The algorithm this path runs for `kind` with `bytes` per rank: "shm_direct",
+// The algorithm `group` runs for `kind` with `bytes` per rank: "shm_direct",
 // "shm_split" (all-reduce), "shm_single_copy" (all-gather, broadcast, and
-// all-to-all out of place, when `single_copy` and the blocks suit it) or
-// "shm" (the others).
-const char* shm_algorithm_name(CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce, bool single_copy);
+// all-to-all out of place, where takes_single_copy) or "shm" (the others).
+const char* shm_algorithm_name(const ShmGroup& group, CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce);
 
 // True for the all-reduce algorithm names that mean this path.
 bool is_shm_algorithm(const std::string& name);
