@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -111,7 +112,7 @@ void run_block_moves(int n, bool single_copy, DType dtype, const std::vector<siz
           dist::shm_allgather(group, input.data(), out.data(), count, dtype);
           expect("all-gather", count, out, gathered);
           std::vector<unsigned char> in_place(all, 0xEE);
-          std::memcpy(in_place.data() + static_cast<size_t>(r) * block, input.data(), block);
+          std::copy(input.begin(), input.end(), in_place.begin() + static_cast<std::ptrdiff_t>(r * block));
           begin(dist::CollectiveKind::kAllGather, count);
           dist::shm_allgather(group, in_place.data() + static_cast<size_t>(r) * block, in_place.data(), count, dtype);
           expect("in-place all-gather", count, in_place, gathered);
