@@ -1081,7 +1081,10 @@ DIST_EXPORT dist_status_t dist_variable_read_copy(const dist_variable_t* variabl
  * An optimizer holds the slots (momentum, Adagrad accumulators, Adam moments) of
  * the variables it updates and its step count. It applies the same arithmetic,
  * in the same order, on every worker, so mirrored copies stay bit-identical.
- * f32 and f64 variables.
+ * On workers that share a host each worker holds current slots only for the
+ * elements it updates (see dist_strategy_apply_gradients); a call that lists
+ * other variables, or another order, first makes every worker's slots whole
+ * again (collective, inside the call). f32 and f64 variables.
  * Thread rules: used by one thread at a time. */
 
 typedef struct dist_optimizer dist_optimizer_t;
@@ -1145,13 +1148,13 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
 
 /* Cross-replica (collective): grads[r * n + i] is local replica r's gradient of
  * vars[i] (distinct ON_WRITE variables of this strategy, f32/f64, gradients of
- * the same dtype and count that do not overlap in memory). The gradients are mean-all-reduced over the sync group in
- * fused buckets as dist_strategy_batch_all_reduce does, then the optimizer
+ * the same dtype and count that do not overlap in memory). The gradients are
+ * mean-all-reduced over the sync group in fused buckets as dist_strategy_batch_all_reduce does, then the optimizer
  * updates every copy of every variable. On workers that share a host, the
  * optimizer updates each part of a variable as soon as that part of its
- * gradient is reduced, in the same pass; with SGD, which keeps no state, each
- * part is updated by one worker and the new weights are shared with the others
- * (the same bits everywhere). The gradient buffers are scratch: what
+ * gradient is reduced, in the same pass: each part is updated by one worker,
+ * which keeps that part's slots, and the new weights are shared with the
+ * others (the same bits everywhere). The gradient buffers are scratch: what
  * they hold afterwards is unspecified (they may hold partial or complete sums
  * over the replicas). */
 DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strategy,
