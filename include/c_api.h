@@ -527,14 +527,18 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
 /* The algorithm a communicator runs for one collective whose contribution per rank
  * is `bytes` bytes (the input of all_reduce/reduce/broadcast/all_gather, each rank's
  * result of reduce_scatter, one block of all_to_all), given its path, rank count and
- * configuration: "shm_direct", "shm_split", "shm_single_copy" (all_gather,
- * broadcast, and all_to_all out of place, of blocks from 16 KiB to a few MiB,
- * copied straight from the peer's buffer where the system lets processes read
- * each other's memory and DIST_SHM_SINGLE_COPY is not 0), "shm" (the other
- * shared-memory collectives), "ring", "rabenseifner", "recursive_doubling", "reduce_binomial",
- * "broadcast_binomial", "broadcast_scatter_allgather", "allgather_ring",
- * "reduce_scatter_ring", "alltoall_pairwise", "barrier_dissemination", or "self"
- * (one rank). The string is static. For benchmarks and logs. */
+ * configuration: "shm_direct", "shm_split", "shm_split_single_copy",
+ * "shm_single_copy", "shm" (the other shared-memory collectives), "ring",
+ * "rabenseifner", "recursive_doubling", "reduce_binomial", "broadcast_binomial",
+ * "broadcast_scatter_allgather", "allgather_ring", "reduce_scatter_ring",
+ * "alltoall_pairwise", "barrier_dissemination", or "self" (one rank). The
+ * string is static. For benchmarks and logs.
+ * The single-copy ones copy straight between the ranks' own buffers, where the
+ * system lets processes read each other's memory and DIST_SHM_SINGLE_COPY is
+ * not 0: "shm_split_single_copy" is all_reduce out of place from 256 KiB to a
+ * few MiB (each rank writes its reduced slice into the others' results; in
+ * place it is "shm_split"); "shm_single_copy" is all_gather, broadcast, and
+ * all_to_all out of place, for blocks from 16 KiB to a few MiB. */
 typedef int32_t dist_collective_t;
 #define DIST_COLLECTIVE_ALL_REDUCE     0
 #define DIST_COLLECTIVE_REDUCE         1

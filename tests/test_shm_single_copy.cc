@@ -1,10 +1,11 @@
 // Single-copy all-gather, all-to-all and broadcast
-// (collectives/shm/single_copy.h, read_from_peers.cc), with the ranks as
-// threads of this process: the probe that decides whether processes can read
+// (collectives/shm/single_copy.h, read_from_peers.cc) and the all-reduce that
+// writes into the peers' results (allreduce_split_write.cc), with the ranks
+// as threads of this process: the probe that decides whether processes can read
 // each other's memory; the collectives, in and out of place, at block sizes
 // below, at and above the single-copy bounds, by both paths, against
 // references computed here; and a peer whose memory cannot be read, which
-// must fail every rank's call, naming who could not read whom.
+// must fail every rank's call, naming who could not read whom (or write).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -158,6 +159,64 @@ void test_blocks_by_both_paths(void** state) {
   }
 }
 
+// The split all-reduce into a separate result, by both paths: on a group
+// with single copies, from 256 KiB to its upper bound, each rank writes its
+// reduced slices into the others' results. Sizes on both sides of both
+// bounds, several steps of a 64 KiB slot, against references.
+void run_all_reduce_writes(int n, bool single_copy) {
+  const std::vector<pid_t> pids = single_copy ? std::vector<pid_t>(static_cast<size_t>(n), getpid())
+                                              : std::vector<pid_t>();
+  // Doubles: 256 KiB less one element, 256 KiB, a prime count, and around
+  // 4 MiB (the bound with more ranks than cores) and 16 MiB.
+  const std::vector<size_t> counts = {32767, 32768, 100003, 524288, 524289, 2097152, 2097153};
+  const std::string purpose = std::string("writes-") + (single_copy ? "single" : "slots");
+  fail_on_errors(run_ranks(
+      purpose, n, kSlotBytes,
+      [&](dist::ShmGroup& group, int r) {
+        uint64_t seq = 0;
+        auto value = [](int rank, size_t i) { return static_cast<double>((i * 7 + static_cast<size_t>(rank) * 3) % 23); };
+        for (size_t count : counts) {
+          const size_t bytes = count * sizeof(double);
+          const bool writes = single_copy && bytes >= dist::kSplitWriteMinBytes &&
+                              bytes <= (group.shares_cores() ? dist::kSplitWriteMaxBytesSharedCores
+                                                             : dist::kSplitWriteMaxBytes);
+          if (dist::takes_split_write(group, bytes) != writes) {
+            throw std::runtime_error("takes_split_write(" + std::to_string(bytes) + ") is not " +
+                                     std::to_string(writes));
+          }
+          std::vector<double> input(count), out(count, -1);
+          for (size_t i = 0; i < count; ++i) input[i] = value(r, i);
+          for (dist::ReduceOp op : {dist::ReduceOp::SUM, dist::ReduceOp::MEAN, dist::ReduceOp::MAX}) {
+            dist::CallSignature signature = signature_of(dist::CollectiveKind::kAllReduce, count, DType::F64);
+            signature.op = op;
+            group.begin(signature, ++seq, std::chrono::seconds(30));
+            dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, op);
+            for (size_t i = 0; i < count; ++i) {
+              double want = op == dist::ReduceOp::MAX ? value(0, i) : 0;
+              for (int q = 0; q < n; ++q) {
+                want = op == dist::ReduceOp::MAX ? std::max(want, value(q, i)) : want + value(q, i);
+              }
+              if (op == dist::ReduceOp::MEAN) want /= n;
+              if (out[i] != want) {
+                throw std::runtime_error("all-reduce (op " + std::to_string(static_cast<int>(op)) + ") of " +
+                                         std::to_string(count) + " doubles, " + std::to_string(n) + " ranks: [" +
+                                         std::to_string(i) + "] = " + std::to_string(out[i]) + ", expected " +
+                                         std::to_string(want));
+              }
+            }
+          }
+        }
+      },
+      pids));
+}
+
+void test_all_reduce_writes_by_both_paths(void** state) {
+  (void)state;
+  for (int n = 2; n <= 3; ++n) {
+    for (bool single_copy : {true, false}) run_all_reduce_writes(n, single_copy);
+  }
+}
+
 // Rank 1's process is gone: rank 0's read fails, and both ranks' calls fail
 // with what rank 0 saw, instead of rank 1 returning as if all went well.
 void test_unreadable_peer_fails_every_rank(void** state) {
@@ -186,13 +245,42 @@ void test_unreadable_peer_fails_every_rank(void** state) {
   }
 }
 
+// The same for the all-reduce's writes into a peer's result.
+void test_unwritable_peer_fails_every_rank(void** state) {
+  (void)state;
+  const std::vector<pid_t> pids = {getpid(), pid_of_a_reaped_child()};
+  const size_t count = 65536;  // 512 KiB of doubles: the writing split
+  std::vector<dist::Status> statuses(2, dist::Status::kOk);
+  const std::vector<std::string> errors = run_ranks(
+      "unwritable", 2, kSlotBytes,
+      [&](dist::ShmGroup& group, int r) {
+        std::vector<double> input(count, r), out(count);
+        group.begin(signature_of(dist::CollectiveKind::kAllReduce, count, DType::F64), 1, std::chrono::seconds(30));
+        try {
+          dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, dist::ReduceOp::SUM);
+        } catch (const dist::Error& e) {
+          statuses[static_cast<size_t>(r)] = e.status();
+          throw;
+        }
+      },
+      pids);
+  for (size_t r = 0; r < 2; ++r) {
+    if (errors[r].find("rank 0 could not write to rank 1's buffer") == std::string::npos) {
+      fail_msg("rank %zu: \"%s\" does not name the failed write", r, errors[r].c_str());
+    }
+    assert_int_equal(static_cast<int>(statuses[r]), static_cast<int>(dist::Status::kPeerFailed));
+  }
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_probe),
       cmocka_unit_test(test_blocks_by_both_paths),
+      cmocka_unit_test(test_all_reduce_writes_by_both_paths),
       cmocka_unit_test(test_unreadable_peer_fails_every_rank),
+      cmocka_unit_test(test_unwritable_peer_fails_every_rank),
   };
   return cmocka_run_group_tests_name("shm_single_copy", tests, NULL, NULL);
 }

@@ -29,6 +29,7 @@ class PieceList {
 
   size_t count() const { return total_; }
   size_t size() const { return n_; }
+  size_t element_bytes() const { return element_bytes_; }
   const Piece& piece(size_t i) const { return pieces_[i]; }
 
   // Calls fn(piece, offset, at, elements) for the parts of elements [first,

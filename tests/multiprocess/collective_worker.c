@@ -390,7 +390,7 @@ static void scenario_path(dist_context_t* context, int expected) {
   const char* large = NULL;
   const char* movement = NULL;
   CHECK(dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 8, &small) == DIST_OK &&
-            dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 1 << 20, &large) == DIST_OK &&
+            dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 64 << 20, &large) == DIST_OK &&
             dist_comm_algorithm(world, DIST_COLLECTIVE_BROADCAST, 8 << 20, &movement) == DIST_OK,
         "dist_comm_algorithm: %s", dist_last_error());
   if (path == DIST_COMM_PATH_SHARED_MEMORY) {

@@ -108,7 +108,7 @@ public final class EveryCollective {
   private void checkPath(Comm world) {
     expect("path", world.path().name(), "SHARED_MEMORY");
     expect("8-byte all_reduce", world.algorithm(Collective.ALL_REDUCE, 8), "shm_direct");
-    expect("1 MiB all_reduce", world.algorithm(Collective.ALL_REDUCE, 1 << 20), "shm_split");
+    expect("64 MiB all_reduce", world.algorithm(Collective.ALL_REDUCE, 64 << 20), "shm_split");
     expect("broadcast", world.algorithm(Collective.BROADCAST, 8), "shm");
     world.configure(null, Comm.ALLREDUCE_RING); // point to point, even on shared memory
     expect("configured ring", world.algorithm(Collective.ALL_REDUCE, 8), "ring");

@@ -46,7 +46,7 @@ def check(world):
 def check_path(world):
     """Ranks launched on one host share memory: the path and the algorithms show it."""
     failures = []
-    got = (world.path, world.algorithm("all_reduce", 8), world.algorithm("all_reduce", 1 << 20),
+    got = (world.path, world.algorithm("all_reduce", 8), world.algorithm("all_reduce", 64 << 20),
            world.algorithm("broadcast", 8))
     want = ("shared_memory", "shm_direct", "shm_split", "shm")
     if got != want:

@@ -87,6 +87,42 @@ inline constexpr size_t kSingleCopyMaxBroadcastBytes = 2 * 1024 * 1024;
 // on `group`.
 bool takes_single_copy(const ShmGroup& group, CollectiveKind kind, size_t bytes);
 
+// The split all-reduce into a separate result writes each reduced slice
+// straight into the peers' results (shm_allreduce_split_write), when the
+// group can, for messages of these sizes. Measured interleaved against the
+// split through the slots, 2 ranks: 256 KiB 25-29 against 35-39 us, 4 MiB
+// 598-640 against 690-720, 16 MiB 2.40-2.53 against 2.54-2.61 ms; 128 KiB
+// and below level; 64 MiB 15.4-16.0 against 12.0-12.6 ms (the kernel's
+// writes read every destination line first, where the split streams them).
+// With more ranks than cores it loses from 16 MiB.
+inline constexpr size_t kSplitWriteMinBytes = 256 * 1024;
+inline constexpr size_t kSplitWriteMaxBytes = 16 * 1024 * 1024;
+inline constexpr size_t kSplitWriteMaxBytesSharedCores = 4 * 1024 * 1024;
+bool takes_split_write(const ShmGroup& group, size_t bytes);
+
+// Rank r combines slice r of each chunk into its own result and writes it
+// into every peer's result; out of place, where takes_split_write.
+void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* recv, DType dtype, ReduceOp op);
+
+// Copies into `slot` the slices of the chunk of `input` at element `first`
+// (chunks of `per_step` elements, one slice per rank) that the other ranks
+// combine.
+void copy_others_slices(const ShmGroup& group, const PieceList& input, unsigned char* slot, size_t first,
+                        size_t per_step);
+
+// How a rank's single copies of a call went: 0, or the errno of the first
+// that failed and the peer it was made with.
+struct SingleCopyOutcome {
+  int64_t error = 0;
+  int64_t peer = -1;
+};
+
+// The last step of a call with single copies: each rank reports `mine`; once
+// all have, none copies to or from another's buffer any more (the peers may
+// reuse theirs), and if any copy failed every rank throws, naming who could
+// not `verb` whom (kPeerFailed for a process that is gone).
+void end_single_copies(ShmGroup& group, const SingleCopyOutcome& mine, const char* verb);
+
 // What a rank reads from one peer: `bytes` at `offset` from where the peer's
 // published data starts, into `into` (0 bytes: nothing).
 struct PeerRead {

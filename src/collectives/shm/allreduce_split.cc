@@ -10,6 +10,20 @@
 
 namespace dist {
 
+void copy_others_slices(const ShmGroup& group, const PieceList& input, unsigned char* slot, size_t first,
+                        size_t per_step) {
+  const size_t element = input.element_bytes();
+  const int n = group.size();
+  const BlockLayout slices(std::min(per_step, input.count() - first), n);
+  for (int r = 0; r < n; ++r) {
+    if (r == group.rank()) continue;
+    unsigned char* into = slot + slices.offset(r) * element;
+    input.for_each_part(first + slices.offset(r), slices.size(r), [&](const unsigned char* data, size_t at, size_t k) {
+      copy_chunk(into + at * element, data, k * element);
+    });
+  }
+}
+
 namespace {
 
 // Per step, with the chunk cut into n slices and rank r owning slice r:
@@ -57,18 +71,7 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
       fail(Status::kInternal, std::string("finishing part of an all-reduce: ") + e.what());
     }
   };
-  // Copies into `slot` the slices of the chunk at `first` that the others combine.
-  auto copy_in = [&](unsigned char* slot, size_t first) {
-    const size_t elements = std::min(per_step, count - first);
-    const BlockLayout slices(elements, n);
-    for (int r = 0; r < n; ++r) {
-      if (r == me) continue;
-      unsigned char* into = slot + slices.offset(r) * element;
-      input.for_each_part(first + slices.offset(r), slices.size(r), [&](const unsigned char* data, size_t at, size_t k) {
-        copy_chunk(into + at * element, data, k * element);
-      });
-    }
-  };
+  auto copy_in = [&](unsigned char* slot, size_t first) { copy_others_slices(group, input, slot, first, per_step); };
   copy_in(group.my_slot(), 0);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const BlockLayout slices(elements, n);
@@ -122,6 +125,10 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
   };
   // A result that overwrites its input takes the short step, which keeps the
   // lines it overwrites cached; into a separate buffer, the whole slot.
+  if (send != recv && takes_split_write(group, count * element)) {
+    shm_allreduce_split_write(group, input, recv, dtype, op);
+    return;
+  }
   const size_t step_bytes = send == recv ? group.step_bytes() : group.slot_bytes();
   split_all_reduce(group, input, ResultSink(write_out), dtype, op, nullptr, nullptr, step_bytes);
 }

@@ -86,6 +86,11 @@ int ShmGroup::read_from(int rank, const void* remote, void* local, size_t bytes)
   return read_process_memory(pids_[static_cast<size_t>(rank)], remote, local, bytes);
 }
 
+int ShmGroup::write_to(int rank, void* remote, const void* local, size_t bytes) const {
+  if (!single_copy()) fail(Status::kInternal, "ShmGroup::write_to without single copies");
+  return write_process_memory(pids_[static_cast<size_t>(rank)], remote, local, bytes);
+}
+
 void ShmGroup::publish_reduced() { segment_.control(rank_).reduced.store(step_, std::memory_order_release); }
 
 void ShmGroup::wait_for_all(Counter counter) {

@@ -93,6 +93,8 @@ class ShmGroup {
   // Copies `bytes` at `remote` in `rank`'s process to `local`; returns 0 or
   // an errno (read_process_memory). Only when single_copy().
   int read_from(int rank, const void* remote, void* local, size_t bytes) const;
+  // The other way: copies `bytes` at `local` to `remote` in `rank`'s process.
+  int write_to(int rank, void* remote, const void* local, size_t bytes) const;
   // The name of `rank`, for messages.
   const std::string& name_of(int rank) const { return names_[static_cast<size_t>(rank)]; }
 

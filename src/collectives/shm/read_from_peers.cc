@@ -21,11 +21,14 @@ bool takes_single_copy(const ShmGroup& group, CollectiveKind kind, size_t bytes)
   }
 }
 
+bool takes_split_write(const ShmGroup& group, size_t bytes) {
+  const size_t most = group.shares_cores() ? kSplitWriteMaxBytesSharedCores : kSplitWriteMaxBytes;
+  return group.single_copy() && bytes >= kSplitWriteMinBytes && bytes <= most;
+}
+
 // Two steps. In the first, each rank publishes where its data starts (in
 // its call record) and, once all have, reads what it needs from every peer.
-// In the second, each rank reports that it has finished reading (the peers
-// may reuse their buffers from then on) and whether a read failed, so that
-// every rank fails the call together, naming who could not read whom.
+// The second is end_single_copies().
 void read_from_peers(ShmGroup& group, const void* published, const std::function<PeerRead(int)>& read_of,
                      const std::function<void()>& meanwhile) {
   const int n = group.size();
@@ -35,11 +38,7 @@ void read_from_peers(ShmGroup& group, const void* published, const std::function
   group.arrive();
   meanwhile();
   group.wait_arrived();
-  struct Outcome {
-    int64_t error = 0;
-    int64_t peer = -1;
-  } outcome;
-  static_assert(sizeof(Outcome) <= kShmInlineBytes, "the outcome rides in the call record");
+  SingleCopyOutcome outcome;
   // Each rank starts with the next one: two ranks do not read the same peer at once.
   for (int k = 1; k < n && outcome.error == 0; ++k) {
     const int peer = (me + k) % n;
@@ -52,18 +51,24 @@ void read_from_peers(ShmGroup& group, const void* published, const std::function
     if (outcome.error != 0) outcome.peer = peer;
   }
   group.next_step();
-  std::memcpy(group.my_area(sizeof outcome), &outcome, sizeof outcome);
+  end_single_copies(group, outcome, "read");
+}
+
+void end_single_copies(ShmGroup& group, const SingleCopyOutcome& mine, const char* verb) {
+  static_assert(sizeof(SingleCopyOutcome) <= kShmInlineBytes, "the outcome rides in the call record");
+  const int n = group.size();
+  std::memcpy(group.my_area(sizeof mine), &mine, sizeof mine);
   group.arrive();
   group.wait_arrived();
   for (int r = 0; r < n; ++r) {
-    Outcome theirs;
+    SingleCopyOutcome theirs;
     std::memcpy(&theirs, group.area(r, sizeof theirs), sizeof theirs);
     if (theirs.error == 0) continue;
     const bool valid_peer = theirs.peer >= 0 && theirs.peer < n;
     const std::string whom = valid_peer ? group.name_of(static_cast<int>(theirs.peer)) : std::string("a peer");
     group.next_step();
     throw Error(theirs.error == ESRCH ? Status::kPeerFailed : Status::kSystem,
-                group.name_of(r) + " could not read " + whom + "'s buffer (" +
+                group.name_of(r) + " could not " + verb + " " + whom + "'s buffer (" +
                     std::strerror(static_cast<int>(theirs.error)) + ") in a single-copy exchange");
   }
   group.next_step();

@@ -29,7 +29,8 @@ ShmAllReduce shm_all_reduce_from_name(const std::string& name) {
 const char* shm_algorithm_name(const ShmGroup& group, CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce) {
   if (takes_single_copy(group, kind, bytes)) return "shm_single_copy";
   if (kind != CollectiveKind::kAllReduce) return "shm";
-  return use_direct(bytes, all_reduce) ? "shm_direct" : "shm_split";
+  if (use_direct(bytes, all_reduce)) return "shm_direct";
+  return takes_split_write(group, bytes) ? "shm_split_single_copy" : "shm_split";
 }
 
 bool is_shm_algorithm(const std::string& name) {

@@ -46,24 +46,42 @@ bool single_copy_wanted() {
   return setting == nullptr || std::strcmp(setting, "0") != 0;
 }
 
-int read_process_memory(pid_t pid, const void* remote, void* local, size_t bytes) {
-  auto* into = static_cast<unsigned char*>(local);
-  auto from = reinterpret_cast<uintptr_t>(remote);
+namespace {
+
+// Moves `bytes` between `local` and `remote` in process `pid` in the
+// direction of `transfer` (process_vm_readv or process_vm_writev), going on
+// after a short transfer; 0 or the errno of the first failure.
+template <typename Transfer>
+int move_process_memory(pid_t pid, uintptr_t remote, unsigned char* local, size_t bytes, Transfer transfer) {
   while (bytes > 0) {
-    iovec here{into, bytes};
-    iovec there{reinterpret_cast<void*>(from), bytes};
-    const ssize_t got = process_vm_readv(pid, &here, 1, &there, 1, 0);
-    if (got < 0) {
+    iovec here{local, bytes};
+    iovec there{reinterpret_cast<void*>(remote), bytes};
+    const ssize_t moved = transfer(pid, &here, 1, &there, 1, 0);
+    if (moved < 0) {
       if (errno == EINTR) continue;
       return errno;
     }
-    if (got == 0) return EFAULT;  // nothing read: the rest is not there
-    // A read may stop short (at a page it could not take): go on from there.
-    into += got;
-    from += static_cast<uintptr_t>(got);
-    bytes -= static_cast<size_t>(got);
+    if (moved == 0) return EFAULT;  // nothing moved: the rest is not there
+    // A transfer may stop short (at a page it could not take): go on from there.
+    local += moved;
+    remote += static_cast<uintptr_t>(moved);
+    bytes -= static_cast<size_t>(moved);
   }
   return 0;
+}
+
+}  // namespace
+
+int read_process_memory(pid_t pid, const void* remote, void* local, size_t bytes) {
+  return move_process_memory(pid, reinterpret_cast<uintptr_t>(remote), static_cast<unsigned char*>(local), bytes,
+                             process_vm_readv);
+}
+
+int write_process_memory(pid_t pid, void* remote, const void* local, size_t bytes) {
+  // process_vm_writev only reads the local iovec's memory.
+  return move_process_memory(pid, reinterpret_cast<uintptr_t>(remote),
+                             const_cast<unsigned char*>(static_cast<const unsigned char*>(local)), bytes,
+                             process_vm_writev);
 }
 
 }  // namespace dist

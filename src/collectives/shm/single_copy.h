@@ -40,4 +40,7 @@ bool single_copy_wanted();
 // EFAULT: the range is not mapped in it).
 int read_process_memory(pid_t pid, const void* remote, void* local, size_t bytes);
 
+// The other way: copies `bytes` from `local` to address `remote` in process `pid`.
+int write_process_memory(pid_t pid, void* remote, const void* local, size_t bytes);
+
 }  // namespace dist

@@ -143,7 +143,7 @@ func checkPath(world *distribute.Comm, failures []string) ([]string, error) {
 		return name
 	}
 	got := []string{path.String(), algorithm(distribute.CollectiveAllReduce, 8),
-		algorithm(distribute.CollectiveAllReduce, 1<<20), algorithm(distribute.CollectiveBroadcast, 8)}
+		algorithm(distribute.CollectiveAllReduce, 64<<20), algorithm(distribute.CollectiveBroadcast, 8)}
 	if err != nil {
 		return nil, err
 	}

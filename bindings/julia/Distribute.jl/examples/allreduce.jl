@@ -49,8 +49,8 @@ function main()
     @printf("rank %d of %d: %d steps, weights[7] = %.4f; %s, %s\n", r, n, STEPS, weights[8],
             identical ? "identical on all ranks" : "DIFFERENT across ranks", correct ? "correct" : "WRONG")
     # Ranks launched on one host share memory; the path and algorithms say so.
-    @printf("rank %d: path %s; all_reduce of 8 B: %s, of 1 MiB: %s\n", r, comm_path(w),
-            algorithm(w, :all_reduce, 8), algorithm(w, :all_reduce, 1 << 20))
+    @printf("rank %d: path %s; all_reduce of 8 B: %s, of 64 MiB: %s\n", r, comm_path(w),
+            algorithm(w, :all_reduce, 8), algorithm(w, :all_reduce, 64 << 20))
     close(context)
     close(cluster)
     return identical && correct

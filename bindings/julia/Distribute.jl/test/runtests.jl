@@ -360,6 +360,6 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         output = read(cmd, String)
         @test occursin("rank 0 of 2", output) && occursin("rank 1 of 2", output)
         @test count("identical on all ranks, correct", output) == 2
-        @test count("path shared_memory; all_reduce of 8 B: shm_direct, of 1 MiB: shm_split", output) == 2
+        @test count("path shared_memory; all_reduce of 8 B: shm_direct, of 64 MiB: shm_split", output) == 2
     end
 end

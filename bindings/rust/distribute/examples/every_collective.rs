@@ -65,7 +65,7 @@ fn check_path(world: &Comm<'_>, failures: &mut Vec<String>) -> distribute::Resul
     let got = (
         world.path()?,
         world.algorithm(Collective::AllReduce, 8)?,
-        world.algorithm(Collective::AllReduce, 1 << 20)?,
+        world.algorithm(Collective::AllReduce, 64 << 20)?,
         world.algorithm(Collective::Broadcast, 8)?,
     );
     let want = (CommPath::SharedMemory, "shm_direct", "shm_split", "shm");
