@@ -159,15 +159,16 @@ void test_blocks_by_both_paths(void** state) {
   }
 }
 
-// The split all-reduce into a separate result, by both paths: on a group
-// with single copies, from 256 KiB to its upper bound, each rank writes its
-// reduced slices into the others' results. Sizes on both sides of both
-// bounds, several steps of a 64 KiB slot, against references.
+// The split all-reduce, in and out of place, by both paths: on a group with
+// single copies, from 256 KiB to its upper bounds, each rank writes its
+// reduced slices into the others' results. Sizes on both sides of the lower
+// bound and of the out-of-place upper bounds (those in place, 16 and 64 MiB,
+// only from below), several steps of a 64 KiB slot, against references.
 void run_all_reduce_writes(int n, bool single_copy) {
   const std::vector<pid_t> pids = single_copy ? std::vector<pid_t>(static_cast<size_t>(n), getpid())
                                               : std::vector<pid_t>();
   // Doubles: 256 KiB less one element, 256 KiB, a prime count, and around
-  // 4 MiB (the bound with more ranks than cores) and 16 MiB.
+  // 4 MiB and 16 MiB.
   const std::vector<size_t> counts = {32767, 32768, 100003, 524288, 524289, 2097152, 2097153};
   const std::string purpose = std::string("writes-") + (single_copy ? "single" : "slots");
   fail_on_errors(run_ranks(
@@ -175,33 +176,39 @@ void run_all_reduce_writes(int n, bool single_copy) {
       [&](dist::ShmGroup& group, int r) {
         uint64_t seq = 0;
         auto value = [](int rank, size_t i) { return static_cast<double>((i * 7 + static_cast<size_t>(rank) * 3) % 23); };
+        const bool shared = group.shares_cores();
         for (size_t count : counts) {
           const size_t bytes = count * sizeof(double);
-          const bool writes = single_copy && bytes >= dist::kSplitWriteMinBytes &&
-                              bytes <= (group.shares_cores() ? dist::kSplitWriteMaxBytesSharedCores
-                                                             : dist::kSplitWriteMaxBytes);
-          if (dist::takes_split_write(group, bytes) != writes) {
-            throw std::runtime_error("takes_split_write(" + std::to_string(bytes) + ") is not " +
-                                     std::to_string(writes));
-          }
-          std::vector<double> input(count), out(count, -1);
-          for (size_t i = 0; i < count; ++i) input[i] = value(r, i);
-          for (dist::ReduceOp op : {dist::ReduceOp::SUM, dist::ReduceOp::MEAN, dist::ReduceOp::MAX}) {
-            dist::CallSignature signature = signature_of(dist::CollectiveKind::kAllReduce, count, DType::F64);
-            signature.op = op;
-            group.begin(signature, ++seq, std::chrono::seconds(30));
-            dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, op);
-            for (size_t i = 0; i < count; ++i) {
-              double want = op == dist::ReduceOp::MAX ? value(0, i) : 0;
-              for (int q = 0; q < n; ++q) {
-                want = op == dist::ReduceOp::MAX ? std::max(want, value(q, i)) : want + value(q, i);
-              }
-              if (op == dist::ReduceOp::MEAN) want /= n;
-              if (out[i] != want) {
-                throw std::runtime_error("all-reduce (op " + std::to_string(static_cast<int>(op)) + ") of " +
-                                         std::to_string(count) + " doubles, " + std::to_string(n) + " ranks: [" +
-                                         std::to_string(i) + "] = " + std::to_string(out[i]) + ", expected " +
-                                         std::to_string(want));
+          for (bool in_place : {false, true}) {
+            const size_t most = in_place ? (shared ? dist::kSplitWriteMaxBytesInPlaceSharedCores
+                                                   : dist::kSplitWriteMaxBytesInPlace)
+                                         : (shared ? dist::kSplitWriteMaxBytesSharedCores : dist::kSplitWriteMaxBytes);
+            const bool writes = single_copy && bytes >= dist::kSplitWriteMinBytes && bytes <= most;
+            if (dist::takes_split_write(group, bytes, in_place) != writes) {
+              throw std::runtime_error("takes_split_write(" + std::to_string(bytes) + ", in place " +
+                                       std::to_string(in_place) + ") is not " + std::to_string(writes));
+            }
+            for (dist::ReduceOp op : {dist::ReduceOp::SUM, dist::ReduceOp::MEAN, dist::ReduceOp::MAX}) {
+              std::vector<double> input(count), out(count, -1);
+              for (size_t i = 0; i < count; ++i) input[i] = value(r, i);
+              if (in_place) out = input;
+              dist::CallSignature signature = signature_of(dist::CollectiveKind::kAllReduce, count, DType::F64);
+              signature.op = op;
+              group.begin(signature, ++seq, std::chrono::seconds(30));
+              dist::shm_allreduce_split(group, in_place ? out.data() : input.data(), out.data(), count, DType::F64,
+                                        op);
+              for (size_t i = 0; i < count; ++i) {
+                double want = op == dist::ReduceOp::MAX ? value(0, i) : 0;
+                for (int q = 0; q < n; ++q) {
+                  want = op == dist::ReduceOp::MAX ? std::max(want, value(q, i)) : want + value(q, i);
+                }
+                if (op == dist::ReduceOp::MEAN) want /= n;
+                if (out[i] != want) {
+                  throw std::runtime_error(std::string(in_place ? "in-place " : "") + "all-reduce (op " +
+                                           std::to_string(static_cast<int>(op)) + ") of " + std::to_string(count) +
+                                           " doubles, " + std::to_string(n) + " ranks: [" + std::to_string(i) +
+                                           "] = " + std::to_string(out[i]) + ", expected " + std::to_string(want));
+                }
               }
             }
           }

@@ -85,7 +85,9 @@ void call_collective(dist_comm_t* comm, dist_collective_t collective, const Dtyp
   const dist_buffer_t out = host_buffer(recv, layout.recv_count, dtype);
   dist_status_t status = DIST_OK;
   switch (collective) {
-    case DIST_COLLECTIVE_ALL_REDUCE: status = dist_all_reduce(comm, &in, &out, DIST_OP_SUM, nullptr); break;
+    case DIST_COLLECTIVE_ALL_REDUCE:
+      status = dist_all_reduce(comm, layout.in_place ? nullptr : &in, &out, DIST_OP_SUM, nullptr);
+      break;
     case DIST_COLLECTIVE_REDUCE: status = dist_reduce(comm, &in, &out, DIST_OP_SUM, kRoot, nullptr); break;
     case DIST_COLLECTIVE_BROADCAST: status = dist_broadcast(comm, &out, kRoot, nullptr); break;
     case DIST_COLLECTIVE_ALL_GATHER: status = dist_all_gather(comm, &in, &out, nullptr); break;

@@ -27,6 +27,7 @@ struct Layout {
   uint64_t recv_count = 0;       // elements in the result buffer
   uint64_t csv_bytes = 0;        // the size as the CSV reports it
   uint64_t contribution_bytes = 0;  // block in bytes, as dist_comm_algorithm takes it
+  bool in_place = false;         // all_reduce: the result over the input, in the result buffer
 };
 Layout layout_for(dist_collective_t collective, uint64_t bytes, const Dtype& dtype, int ranks);
 

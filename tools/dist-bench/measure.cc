@@ -97,6 +97,7 @@ int run_benchmark(dist_comm_t* comm, const Options& o) {
   std::vector<Layout> layouts;
   for (uint64_t bytes : o.sizes) {
     layouts.push_back(layout_for(o.collective, bytes, *o.dtype, ranks));
+    layouts.back().in_place = o.in_place;
     if (o.collective == DIST_COLLECTIVE_BARRIER) break;
   }
   uint64_t send_bytes = 0, recv_bytes = 0;

@@ -13,7 +13,7 @@ const char* const kUsage =
     "                  [--op all_reduce|reduce|broadcast|all_gather|reduce_scatter|all_to_all|barrier]\n"
     "                  [--dtype i8|u8|i32|u32|i64|u64|f16|bf16|f32|f64]\n"
     "                  [--algo auto|ring|rabenseifner|recursive_doubling|shm] [--sizes 8,1K,64M,...]\n"
-    "                  [--seconds S] [--repeats R] [--no-check] [--variant LABEL] [--csv]\n"
+    "                  [--seconds S] [--repeats R] [--no-check] [--in-place] [--variant LABEL] [--csv]\n"
     "\n"
     "Times one collective (default all_reduce, f32, sum; root 0 for reduce and\n"
     "broadcast) between the ranks of a cluster (TF_CONFIG, Slurm, MPI or torchrun\n"
@@ -25,8 +25,9 @@ const char* const kUsage =
     "impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,busbw_GBps\n"
     "where variant is --variant or the algorithm the library used at that size.\n"
     "--algo forces the all-reduce algorithm (DIST_ALLREDUCE_ALGO=shm_direct or\n"
-    "shm_split in the environment forces those). --collective and --algorithm\n"
-    "are other names for --op and --algo.\n";
+    "shm_split in the environment forces those). --in-place times all_reduce\n"
+    "with its result over its input. --collective and --algorithm are other\n"
+    "names for --op and --algo.\n";
 
 namespace {
 
@@ -117,6 +118,8 @@ Options parse_options(int argc, char** argv) {
       o.repeats = static_cast<int>(parse_number(value(), "--repeats", 1, 1000));
     } else if (flag == "--no-check") {
       o.check = false;
+    } else if (flag == "--in-place") {
+      o.in_place = true;
     } else if (flag == "--variant") {
       o.variant = value();
       if (o.variant.empty() || o.variant.find_first_of(",\n\"") != std::string::npos) {
@@ -132,6 +135,9 @@ Options parse_options(int argc, char** argv) {
   if (o.allreduce != DIST_ALLREDUCE_AUTO && o.collective != DIST_COLLECTIVE_ALL_REDUCE) {
     fail_invalid(algorithm_flag + ": " + o.algorithm + " chooses the all_reduce algorithm; " +
                  collective_name(o.collective) + " takes only auto");
+  }
+  if (o.in_place && o.collective != DIST_COLLECTIVE_ALL_REDUCE) {
+    fail_invalid(std::string("--in-place: only all_reduce is timed in place, not ") + collective_name(o.collective));
   }
   return o;
 }

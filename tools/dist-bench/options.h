@@ -21,6 +21,7 @@ struct Options {
   int repeats = 7;                    // timed batches per size; the median is reported
   bool csv = false;
   bool check = true;                  // verify the result once per size
+  bool in_place = false;              // --in-place: all_reduce's result over its input
   std::string variant;                // the CSV's variant column; empty: the algorithm used
 };
 

@@ -59,6 +59,8 @@ void fill_input(dist_collective_t c, const Dtype& dtype, const Layout& l, void* 
   if (c == DIST_COLLECTIVE_BROADCAST && rank == kRoot) {
     for (uint64_t i = 0; i < l.recv_count; ++i) store_integer(dtype, recv, i, data(kRoot, i));
   }
+  // In place the input is the result buffer.
+  if (l.in_place) std::memcpy(recv, send, static_cast<size_t>(l.send_count * dtype.size));
 }
 
 // What element i of this rank's result must be.

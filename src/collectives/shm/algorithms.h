@@ -87,21 +87,25 @@ inline constexpr size_t kSingleCopyMaxBroadcastBytes = 2 * 1024 * 1024;
 // on `group`.
 bool takes_single_copy(const ShmGroup& group, CollectiveKind kind, size_t bytes);
 
-// The split all-reduce into a separate result writes each reduced slice
-// straight into the peers' results (shm_allreduce_split_write), when the
-// group can, for messages of these sizes. Measured interleaved against the
-// split through the slots, 2 ranks: 256 KiB 25-29 against 35-39 us, 4 MiB
-// 598-640 against 690-720, 16 MiB 2.40-2.53 against 2.54-2.61 ms; 128 KiB
-// and below level; 64 MiB 15.4-16.0 against 12.0-12.6 ms (the kernel's
-// writes read every destination line first, where the split streams them).
-// With more ranks than cores it loses from 16 MiB.
+// The split all-reduce writes each reduced slice straight into the peers'
+// results (shm_allreduce_split_write), when the group can, for messages of
+// these sizes. Measured interleaved against the split through the slots, 2
+// ranks (dist-bench): out of place 256 KiB 25-29 against 35-39 us, 4 MiB
+// 598-640 against 690-720, 16 MiB 2.40-2.53 against 2.54-2.61 ms, 64 MiB
+// 15.4-16.0 against 12.0-12.6 ms (the kernel's writes read each destination
+// line first, from memory; the split streams its results); in place, where
+// those lines were just read by their owner, 16 MiB 2.07-2.14 against
+// 2.63-2.83 ms, 64 MiB 9.2-9.7 against 11.3-12.1, 128 MiB level. 128 KiB and
+// below: level. With more ranks than cores the bounds are lower.
 inline constexpr size_t kSplitWriteMinBytes = 256 * 1024;
 inline constexpr size_t kSplitWriteMaxBytes = 16 * 1024 * 1024;
 inline constexpr size_t kSplitWriteMaxBytesSharedCores = 4 * 1024 * 1024;
-bool takes_split_write(const ShmGroup& group, size_t bytes);
+inline constexpr size_t kSplitWriteMaxBytesInPlace = 64 * 1024 * 1024;
+inline constexpr size_t kSplitWriteMaxBytesInPlaceSharedCores = 16 * 1024 * 1024;
+bool takes_split_write(const ShmGroup& group, size_t bytes, bool in_place);
 
 // Rank r combines slice r of each chunk into its own result and writes it
-// into every peer's result; out of place, where takes_split_write.
+// into every peer's result, in steps of a whole slot; where takes_split_write.
 void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* recv, DType dtype, ReduceOp op);
 
 // Copies into `slot` the slices of the chunk of `input` at element `first`

@@ -125,7 +125,7 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
   };
   // A result that overwrites its input takes the short step, which keeps the
   // lines it overwrites cached; into a separate buffer, the whole slot.
-  if (send != recv && takes_split_write(group, count * element)) {
+  if (takes_split_write(group, count * element, send == recv)) {
     shm_allreduce_split_write(group, input, recv, dtype, op);
     return;
   }

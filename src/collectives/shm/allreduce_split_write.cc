@@ -23,6 +23,11 @@ namespace dist {
 // step only once it has combined this one, which is when this rank's slot may
 // be rewritten. A last step tells every rank that the peers' writes into its
 // result are done, and whether all succeeded.
+//
+// In place too: a peer writes slice p of step s into this rank's buffer only
+// once this rank has arrived at step s, by which time it has copied that
+// slice of its input into its slot, and it never reads those elements again.
+// Steps are whole slots either way.
 void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* recv, DType dtype, ReduceOp op) {
   const size_t element = size_of(dtype);
   const size_t per_step = group.slot_bytes() / element;

@@ -21,8 +21,10 @@ bool takes_single_copy(const ShmGroup& group, CollectiveKind kind, size_t bytes)
   }
 }
 
-bool takes_split_write(const ShmGroup& group, size_t bytes) {
-  const size_t most = group.shares_cores() ? kSplitWriteMaxBytesSharedCores : kSplitWriteMaxBytes;
+bool takes_split_write(const ShmGroup& group, size_t bytes, bool in_place) {
+  const bool shared = group.shares_cores();
+  const size_t most = in_place ? (shared ? kSplitWriteMaxBytesInPlaceSharedCores : kSplitWriteMaxBytesInPlace)
+                               : (shared ? kSplitWriteMaxBytesSharedCores : kSplitWriteMaxBytes);
   return group.single_copy() && bytes >= kSplitWriteMinBytes && bytes <= most;
 }
 

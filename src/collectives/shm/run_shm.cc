@@ -30,7 +30,8 @@ const char* shm_algorithm_name(const ShmGroup& group, CollectiveKind kind, size_
   if (takes_single_copy(group, kind, bytes)) return "shm_single_copy";
   if (kind != CollectiveKind::kAllReduce) return "shm";
   if (use_direct(bytes, all_reduce)) return "shm_direct";
-  return takes_split_write(group, bytes) ? "shm_split_single_copy" : "shm_split";
+  // The name is that of a call into a separate result (dist-bench's).
+  return takes_split_write(group, bytes, false) ? "shm_split_single_copy" : "shm_split";
 }
 
 bool is_shm_algorithm(const std::string& name) {

@@ -21,9 +21,10 @@ void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t se
                         ShmAllReduce all_reduce);
 
 // The algorithm `group` runs for `kind` with `bytes` per rank: "shm_direct",
-// "shm_split", "shm_split_single_copy" (all-reduce; the last out of place,
-// where takes_split_write), "shm_single_copy" (all-gather, broadcast, and
-// all-to-all out of place, where takes_single_copy) or "shm" (the others).
+// "shm_split", "shm_split_single_copy" (all-reduce; the last where
+// takes_split_write for a call into a separate result), "shm_single_copy"
+// (all-gather, broadcast, and all-to-all out of place, where
+// takes_single_copy) or "shm" (the others).
 const char* shm_algorithm_name(const ShmGroup& group, CollectiveKind kind, size_t bytes, ShmAllReduce all_reduce);
 
 // True for the all-reduce algorithm names that mean this path.
