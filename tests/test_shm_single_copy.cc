@@ -1,11 +1,11 @@
 // Single-copy all-gather, all-to-all and broadcast
 // (collectives/shm/single_copy.h, read_from_peers.cc) and the all-reduce that
 // writes into the peers' results (allreduce_split_write.cc), with the ranks
-// as threads of this process: the probe that decides whether processes can read
-// each other's memory; the collectives, in and out of place, at block sizes
-// below, at and above the single-copy bounds, by both paths, against
-// references computed here; and a peer whose memory cannot be read, which
-// must fail every rank's call, naming who could not read whom (or write).
+// as threads of this process: the probe that decides whether processes can
+// reach each other's memory; the collectives, in and out of place, at sizes
+// below, at and above their bounds, by both paths, against references
+// computed here; and a peer whose memory cannot be read or written, which
+// must fail every rank's call, naming who could not reach whom.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,15 +46,22 @@ void test_probe(void** state) {
   // The same value at the same address every time.
   const dist::SingleCopyProbe again = dist::single_copy_probe();
   assert_true(again.address == mine.address && again.value == mine.value);
-  assert_true(dist::single_copy_reads(mine));
+  assert_true(dist::single_copy_reaches(mine));
 
   dist::SingleCopyProbe wrong_value = mine;
   wrong_value.value ^= 1;
-  assert_false(dist::single_copy_reads(wrong_value));
+  assert_false(dist::single_copy_reaches(wrong_value));
   dist::SingleCopyProbe gone = mine;
   gone.pid = static_cast<uint64_t>(pid_of_a_reaped_child());
-  assert_false(dist::single_copy_reads(gone));
-  assert_false(dist::single_copy_reads(dist::SingleCopyProbe{}));  // a rank that does not want the path
+  assert_false(dist::single_copy_reaches(gone));
+  assert_false(dist::single_copy_reaches(dist::SingleCopyProbe{}));  // a rank that does not want the path
+  // The probe writes the value back unchanged.
+  assert_true(dist::single_copy_probe().value == mine.value);
+  // Memory that can be read but not written does not pass.
+  static const uint64_t read_only = 0x5eed5eed5eed5eedull;
+  const dist::SingleCopyProbe unwritable{static_cast<uint64_t>(getpid()), reinterpret_cast<uintptr_t>(&read_only),
+                                         read_only};
+  assert_false(dist::single_copy_reaches(unwritable));
 
   // Reads that fail say why.
   uint64_t into = 0;

@@ -41,14 +41,14 @@ struct AttachRecord {
 
 struct MappedRecord {
   uint64_t mapped = 0;
-  uint64_t reads_all = 0;  // this rank could read every peer's probe
+  uint64_t reads_all = 0;  // this rank could read (and write back) every peer's probe
   uint64_t cores = 0;      // this process may run on this many
 };
 
-// Whether this rank can read the memory of every other rank.
+// Whether this rank can read and write the memory of every other rank.
 bool reads_every_peer(const std::vector<AttachRecord>& all, int me) {
   for (size_t r = 0; r < all.size(); ++r) {
-    if (static_cast<int>(r) != me && !single_copy_reads(all[r].probe)) return false;
+    if (static_cast<int>(r) != me && !single_copy_reaches(all[r].probe)) return false;
   }
   return true;
 }

@@ -1,14 +1,17 @@
-// Single-copy reads between the ranks of a shared-memory group: a rank copies
-// a peer's block straight out of the peer's own buffer with the kernel's
-// cross-memory attach (process_vm_readv), instead of the peer first copying
-// it into its slot. Half the memory traffic for all-gather and all-to-all,
-// whose blocks are only moved, never combined.
+// Single copies between the ranks of a shared-memory group: a rank copies
+// data straight out of a peer's own buffer, or into it, with the kernel's
+// cross-memory attach (process_vm_readv / process_vm_writev), instead of
+// through the slots of the segment, where everything is copied twice (into
+// the owner's slot, out by the reader). All-gather, all-to-all and broadcast
+// read the peers' blocks (read_from_peers.cc); the split all-reduce writes
+// each reduced slice into the peers' results (allreduce_split_write.cc).
 //
-// Whether a process may read another's memory depends on the system (ptrace
+// Whether a process may reach another's memory depends on the system (ptrace
 // rules, Yama, seccomp, PID namespaces), so the ranks find out at attach time:
 // each publishes its pid and the address of a random value it holds, every
-// rank reads that value from every peer, and the path is used only when all
-// of them succeeded. DIST_SHM_SINGLE_COPY=0 turns it off.
+// rank reads that value from every peer and writes it back unchanged, and
+// the path is used only when all of them succeeded.
+// DIST_SHM_SINGLE_COPY=0 turns it off.
 #pragma once
 
 #include <sys/types.h>
@@ -29,8 +32,9 @@ struct SingleCopyProbe {
 // for the life of the process.
 SingleCopyProbe single_copy_probe();
 
-// Whether this process reads `probe`'s value from the process that published it.
-bool single_copy_reads(const SingleCopyProbe& probe);
+// Whether this process reads `probe`'s value from the process that published
+// it, and can write it back there.
+bool single_copy_reaches(const SingleCopyProbe& probe);
 
 // Whether DIST_SHM_SINGLE_COPY lets the path be used (anything but "0").
 bool single_copy_wanted();
