@@ -231,20 +231,21 @@ void test_all_reduce_writes_by_both_paths(void** state) {
   }
 }
 
-// Rank 1's process is gone: rank 0's read fails, and both ranks' calls fail
-// with what rank 0 saw, instead of rank 1 returning as if all went well.
-void test_unreadable_peer_fails_every_rank(void** state) {
-  (void)state;
+// Runs `call(group, rank)`, one collective of `kind` over `count` doubles,
+// on two ranks of which the second's process is gone, and expects both calls
+// to fail with kPeerFailed and a message containing `message`: rank 0's copy
+// fails, and rank 1 must not return as if all went well.
+template <typename Call>
+void expect_both_ranks_fail(const char* purpose, dist::CollectiveKind kind, size_t count, const std::string& message,
+                            Call call) {
   const std::vector<pid_t> pids = {getpid(), pid_of_a_reaped_child()};
-  const size_t count = 4096;  // 32 KiB of doubles a block: the single-copy path
   std::vector<dist::Status> statuses(2, dist::Status::kOk);
   const std::vector<std::string> errors = run_ranks(
-      "unreadable", 2, kSlotBytes,
+      purpose, 2, kSlotBytes,
       [&](dist::ShmGroup& group, int r) {
-        std::vector<double> input(count, r), out(2 * count);
-        group.begin(signature_of(dist::CollectiveKind::kAllGather, count, DType::F64), 1, std::chrono::seconds(30));
+        group.begin(signature_of(kind, count, DType::F64), 1, std::chrono::seconds(30));
         try {
-          dist::shm_allgather(group, input.data(), out.data(), count, DType::F64);
+          call(group, r);
         } catch (const dist::Error& e) {
           statuses[static_cast<size_t>(r)] = e.status();
           throw;
@@ -252,38 +253,28 @@ void test_unreadable_peer_fails_every_rank(void** state) {
       },
       pids);
   for (size_t r = 0; r < 2; ++r) {
-    if (errors[r].find("rank 0 could not read rank 1's buffer") == std::string::npos) {
-      fail_msg("rank %zu: \"%s\" does not name the failed read", r, errors[r].c_str());
+    if (errors[r].find(message) == std::string::npos) {
+      fail_msg("%s, rank %zu: \"%s\" does not say \"%s\"", purpose, r, errors[r].c_str(), message.c_str());
     }
     assert_int_equal(static_cast<int>(statuses[r]), static_cast<int>(dist::Status::kPeerFailed));
   }
 }
 
-// The same for the all-reduce's writes into a peer's result.
-void test_unwritable_peer_fails_every_rank(void** state) {
+void test_unreachable_peer_fails_every_rank(void** state) {
   (void)state;
-  const std::vector<pid_t> pids = {getpid(), pid_of_a_reaped_child()};
-  const size_t count = 65536;  // 512 KiB of doubles: the writing split
-  std::vector<dist::Status> statuses(2, dist::Status::kOk);
-  const std::vector<std::string> errors = run_ranks(
-      "unwritable", 2, kSlotBytes,
-      [&](dist::ShmGroup& group, int r) {
-        std::vector<double> input(count, r), out(count);
-        group.begin(signature_of(dist::CollectiveKind::kAllReduce, count, DType::F64), 1, std::chrono::seconds(30));
-        try {
-          dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, dist::ReduceOp::SUM);
-        } catch (const dist::Error& e) {
-          statuses[static_cast<size_t>(r)] = e.status();
-          throw;
-        }
-      },
-      pids);
-  for (size_t r = 0; r < 2; ++r) {
-    if (errors[r].find("rank 0 could not write to rank 1's buffer") == std::string::npos) {
-      fail_msg("rank %zu: \"%s\" does not name the failed write", r, errors[r].c_str());
-    }
-    assert_int_equal(static_cast<int>(statuses[r]), static_cast<int>(dist::Status::kPeerFailed));
-  }
+  const size_t blocks = 4096;  // 32 KiB of doubles a block: the single-copy all-gather
+  expect_both_ranks_fail("unreadable", dist::CollectiveKind::kAllGather, blocks, "rank 0 could not read rank 1's buffer",
+                         [&](dist::ShmGroup& group, int r) {
+                           std::vector<double> input(blocks, r), out(2 * blocks);
+                           dist::shm_allgather(group, input.data(), out.data(), blocks, DType::F64);
+                         });
+  const size_t count = 65536;  // 512 KiB of doubles: the writing split all-reduce
+  expect_both_ranks_fail("unwritable", dist::CollectiveKind::kAllReduce, count,
+                         "rank 0 could not write to rank 1's buffer", [&](dist::ShmGroup& group, int r) {
+                           std::vector<double> input(count, r), out(count);
+                           dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64,
+                                                     dist::ReduceOp::SUM);
+                         });
 }
 
 }  // namespace
@@ -293,8 +284,7 @@ int main() {
       cmocka_unit_test(test_probe),
       cmocka_unit_test(test_blocks_by_both_paths),
       cmocka_unit_test(test_all_reduce_writes_by_both_paths),
-      cmocka_unit_test(test_unreadable_peer_fails_every_rank),
-      cmocka_unit_test(test_unwritable_peer_fails_every_rank),
+      cmocka_unit_test(test_unreachable_peer_fails_every_rank),
   };
   return cmocka_run_group_tests_name("shm_single_copy", tests, NULL, NULL);
 }
