@@ -10,9 +10,9 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <type_traits>
-#include <utility>
 #include <vector>
+
+#include "base/function_ref.h"
 
 namespace dist {
 
@@ -69,55 +69,25 @@ class PieceList {
   std::vector<size_t> starts_;  // first element of each piece; empty for one piece
 };
 
-// A reference to a callable taking one part of the result, elements [first,
-// first + count); `Data` is `const void` for a reader, `void` for a callable
-// that may rewrite the part. Handing one over never allocates; the callable
-// must outlive the collective call, and `data` is valid only during its call.
-template <typename Data>
-class PartCallback {
- public:
-  template <typename Fn, typename = std::enable_if_t<!std::is_same_v<std::decay_t<Fn>, PartCallback>>>
-  PartCallback(Fn& fn)  // NOLINT(google-explicit-constructor): used like a function
-      : self_(&fn), call_([](void* self, size_t first, Data* data, size_t count) {
-          (*static_cast<Fn*>(self))(first, data, count);
-        }) {}
-
-  void operator()(size_t first, Data* data, size_t count) const { call_(self_, first, data, count); }
-
- private:
-  void* self_;
-  void (*call_)(void*, size_t, Data*, size_t);
-};
+// The callables of a piecewise call are FunctionRefs: handing one over never
+// allocates; each must outlive the collective call. A part is elements
+// [first, first + count) of the result, and `data` is valid only during the
+// call that receives it.
 
 // Receives each finished part of the result.
-using ResultSink = PartCallback<const void>;
+using ResultSink = FunctionRef<void(size_t first, const void* data, size_t count)>;
 
 // Optional: called on the one rank that reduced a part, before any other rank
 // sees it, with the part in shared memory; what it leaves there is what the
 // other ranks' sinks receive, and that rank's own sink is not called for the
 // part. An optimizer uses it to update each weight once, on one worker, and
 // hand the new weights to the others instead of the gradient.
-using PartFinisher = PartCallback<void>;
-
-// A reference to a callable told of elements [first, first + count); the same
-// rules as PartCallback.
-class RangeCallback {
- public:
-  template <typename Fn, typename = std::enable_if_t<!std::is_same_v<std::decay_t<Fn>, RangeCallback>>>
-  RangeCallback(Fn& fn)  // NOLINT(google-explicit-constructor): used like a function
-      : self_(&fn), call_([](void* self, size_t first, size_t count) { (*static_cast<Fn*>(self))(first, count); }) {}
-
-  void operator()(size_t first, size_t count) const { call_(self_, first, count); }
-
- private:
-  void* self_;
-  void (*call_)(void*, size_t, size_t);
-};
+using PartFinisher = FunctionRef<void(size_t first, void* data, size_t count)>;
 
 // Optional, with a finisher: called on a rank with the part it will finish
 // next, before that part is reduced, at a point where the rank would
 // otherwise wait for the others, so that the finisher can start loading what
 // it will read (an optimizer's weights). It must not change anything.
-using PartPreparer = RangeCallback;
+using PartPreparer = FunctionRef<void(size_t first, size_t count)>;
 
 }  // namespace dist

@@ -11,9 +11,9 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <functional>
 
 #include "base/dtype.h"
+#include "base/function_ref.h"
 #include "collectives/piecewise.h"
 #include "collectives/reduce_op.h"
 #include "collectives/shm/group.h"
@@ -139,8 +139,8 @@ struct PeerRead {
 // its data, and makes read_of(peer) from every peer. `meanwhile` runs while
 // the peers publish (the rank's own block). Fails on every rank when one
 // read failed. Takes two steps; needs group.single_copy().
-void read_from_peers(ShmGroup& group, const void* published, const std::function<PeerRead(int)>& read_of,
-                     const std::function<void()>& meanwhile);
+void read_from_peers(ShmGroup& group, const void* published, FunctionRef<PeerRead(int)> read_of,
+                     FunctionRef<void()> meanwhile);
 
 // For all-to-all and reduce-scatter: copies elements [first, first+elements)
 // of each of the n blocks of `count` elements in `input` into part b of this

@@ -24,9 +24,10 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
   if (takes_single_copy(group, CollectiveKind::kAllGather, block_bytes)) {
     // Block q of the result is all of rank q's input.
     auto read_of = [&](int peer) { return PeerRead{0, out + static_cast<size_t>(peer) * block_bytes, block_bytes}; };
-    read_from_peers(group, in, read_of, [&] {
+    auto copy_own = [&] {
       if (!in_place) write_result(own_block, in, block_bytes, streamed);
-    });
+    };
+    read_from_peers(group, in, read_of, copy_own);
     return;
   }
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {

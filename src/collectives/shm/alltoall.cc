@@ -28,7 +28,8 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
     // Block q of the result is block `me` of rank q's input.
     const size_t own = static_cast<size_t>(me) * block_bytes;
     auto read_of = [&](int peer) { return PeerRead{own, out + static_cast<size_t>(peer) * block_bytes, block_bytes}; };
-    read_from_peers(group, in, read_of, [&] { write_result(out + own, in + own, block_bytes, streamed); });
+    auto copy_own = [&] { write_result(out + own, in + own, block_bytes, streamed); };
+    read_from_peers(group, in, read_of, copy_own);
     return;
   }
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {

@@ -17,7 +17,8 @@ void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int
   const size_t bytes = count * element;
   if (takes_single_copy(group, CollectiveKind::kBroadcast, bytes)) {
     auto read_of = [&](int peer) { return !at_root && peer == root ? PeerRead{0, data, bytes} : PeerRead{}; };
-    read_from_peers(group, data, read_of, [] {});
+    auto nothing = [] {};
+    read_from_peers(group, data, read_of, nothing);
     return;
   }
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {

@@ -31,8 +31,8 @@ bool takes_split_write(const ShmGroup& group, size_t bytes, bool in_place) {
 // Two steps. In the first, each rank publishes where its data starts (in
 // its call record) and, once all have, reads what it needs from every peer.
 // The second is end_single_copies().
-void read_from_peers(ShmGroup& group, const void* published, const std::function<PeerRead(int)>& read_of,
-                     const std::function<void()>& meanwhile) {
+void read_from_peers(ShmGroup& group, const void* published, FunctionRef<PeerRead(int)> read_of,
+                     FunctionRef<void()> meanwhile) {
   const int n = group.size();
   const int me = group.rank();
   const uint64_t address = reinterpret_cast<uintptr_t>(published);
