@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "base/dtype.h"
 #include "base/function_ref.h"
@@ -113,6 +114,12 @@ void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* re
 // combine.
 void copy_others_slices(const ShmGroup& group, const PieceList& input, unsigned char* slot, size_t first,
                         size_t per_step);
+
+// Single copies find each other's buffers through the call record: a rank
+// publishes where its buffer starts before it arrives at a step, and any
+// rank's is read after waiting for that step.
+void publish_address(ShmGroup& group, const void* buffer);
+uintptr_t published_address(const ShmGroup& group, int rank);
 
 // How a rank's single copies of a call went: 0, or the errno of the first
 // that failed and the peer it was made with.

@@ -1,6 +1,4 @@
 #include <algorithm>
-#include <cstring>
-#include <vector>
 
 #include "collectives/algorithms/block_layout.h"
 #include "collectives/reduce_kernels.h"
@@ -36,21 +34,19 @@ void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* re
   const int me = group.rank();
   auto* out = static_cast<unsigned char*>(recv);
   const void* inputs[kShmMaxRanks];
-  // Where each rank's result starts, published with the first step.
-  const uint64_t address = reinterpret_cast<uintptr_t>(recv);
-  std::memcpy(group.my_area(sizeof address), &address, sizeof address);
-  std::vector<uintptr_t> results;
+  // Where each rank's result starts: published with the first step, and
+  // read once it is over (later steps' records hold other things).
+  publish_address(group, recv);
+  uintptr_t results[kShmMaxRanks];
+  bool results_known = false;
   SingleCopyOutcome outcome;
   copy_others_slices(group, input, group.my_slot(), 0, per_step);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const BlockLayout slices(elements, n);
     group.arrive_and_wait();
-    if (results.empty()) {
-      for (int r = 0; r < n; ++r) {
-        uint64_t theirs = 0;
-        std::memcpy(&theirs, group.area(r, sizeof theirs), sizeof theirs);
-        results.push_back(static_cast<uintptr_t>(theirs));
-      }
+    if (!results_known) {
+      for (int r = 0; r < n; ++r) results[r] = published_address(group, r);
+      results_known = true;
     }
     const size_t mine = (first + slices.offset(me)) * element;
     const size_t bytes = slices.size(me) * element;
@@ -62,7 +58,7 @@ void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* re
     // Each rank starts with the next one: two ranks do not write to the same peer at once.
     for (int k = 1; k < n && outcome.error == 0 && bytes > 0; ++k) {
       const int peer = (me + k) % n;
-      auto* theirs = reinterpret_cast<void*>(results[static_cast<size_t>(peer)] + mine);
+      auto* theirs = reinterpret_cast<void*>(results[peer] + mine);
       outcome.error = group.write_to(peer, theirs, out + mine, bytes);
       if (outcome.error != 0) outcome.peer = peer;
     }

@@ -28,6 +28,17 @@ bool takes_split_write(const ShmGroup& group, size_t bytes, bool in_place) {
   return group.single_copy() && bytes >= kSplitWriteMinBytes && bytes <= most;
 }
 
+void publish_address(ShmGroup& group, const void* buffer) {
+  const uint64_t address = reinterpret_cast<uintptr_t>(buffer);
+  std::memcpy(group.my_area(sizeof address), &address, sizeof address);
+}
+
+uintptr_t published_address(const ShmGroup& group, int rank) {
+  uint64_t address = 0;
+  std::memcpy(&address, group.area(rank, sizeof address), sizeof address);
+  return static_cast<uintptr_t>(address);
+}
+
 // Two steps. In the first, each rank publishes where its data starts (in
 // its call record) and, once all have, reads what it needs from every peer.
 // The second is end_single_copies().
@@ -35,8 +46,7 @@ void read_from_peers(ShmGroup& group, const void* published, FunctionRef<PeerRea
                      FunctionRef<void()> meanwhile) {
   const int n = group.size();
   const int me = group.rank();
-  const uint64_t address = reinterpret_cast<uintptr_t>(published);
-  std::memcpy(group.my_area(sizeof address), &address, sizeof address);
+  publish_address(group, published);
   group.arrive();
   meanwhile();
   group.wait_arrived();
@@ -46,9 +56,7 @@ void read_from_peers(ShmGroup& group, const void* published, FunctionRef<PeerRea
     const int peer = (me + k) % n;
     const PeerRead read = read_of(peer);
     if (read.bytes == 0) continue;
-    uint64_t theirs = 0;
-    std::memcpy(&theirs, group.area(peer, sizeof theirs), sizeof theirs);
-    const auto* remote = reinterpret_cast<const void*>(static_cast<uintptr_t>(theirs) + read.offset);
+    const auto* remote = reinterpret_cast<const void*>(published_address(group, peer) + read.offset);
     outcome.error = group.read_from(peer, remote, read.into, read.bytes);
     if (outcome.error != 0) outcome.peer = peer;
   }
