@@ -52,6 +52,20 @@ static dist_context_t* join(int64_t timeout_ms) {
   return context;
 }
 
+/* The world communicator, this rank and the rank count (n may be NULL);
+ * exits 2, saying why, when the context cannot give them. */
+static dist_comm_t* world_of(dist_context_t* context, int32_t* rank, int32_t* n) {
+  dist_comm_t* world = NULL;
+  int32_t size = 0;
+  if (dist_comm_world(context, &world) != DIST_OK || dist_comm_rank(world, rank) != DIST_OK ||
+      dist_comm_size(world, &size) != DIST_OK) {
+    fprintf(stderr, "world communicator: %s\n", dist_last_error());
+    exit(2);
+  }
+  if (n != NULL) *n = size;
+  return world;
+}
+
 static dist_buffer_t buffer_of(void* data, uint64_t count, dist_dtype_t dtype) {
   dist_buffer_t b;
   memset(&b, 0, sizeof b);
@@ -171,11 +185,8 @@ static void check_movement(dist_comm_t* comm, int rank, int n, dist_dtype_t dtyp
 }
 
 static void scenario_matrix(dist_context_t* context, int big) {
-  dist_comm_t* world = NULL;
-  dist_comm_world(context, &world);
   int32_t rank = 0, n = 0;
-  dist_comm_rank(world, &rank);
-  dist_comm_size(world, &n);
+  dist_comm_t* world = world_of(context, &rank, &n);
   /* The suite runs twice: on the shared-memory path (ranks on one host) and,
    * with DIST_SHM=0, on the point-to-point path. Make sure it is the one meant. */
   dist_comm_path_t path = -1;
@@ -206,11 +217,8 @@ static void scenario_matrix(dist_context_t* context, int big) {
 
 /* Many requests in flight on one communicator complete, in call order. */
 static void scenario_requests(dist_context_t* context) {
-  dist_comm_t* world = NULL;
-  dist_comm_world(context, &world);
   int32_t rank = 0, n = 0;
-  dist_comm_rank(world, &rank);
-  dist_comm_size(world, &n);
+  dist_comm_t* world = world_of(context, &rank, &n);
   enum { kRequests = 16, kCount = 1000 };
   static int32_t data[kRequests][kCount];
   dist_request_t* requests[kRequests];
@@ -245,11 +253,8 @@ static void scenario_requests(dist_context_t* context) {
 
 /* comm_split: color = rank % 2, ranked by key = -rank (reversed). */
 static void scenario_split(dist_context_t* context) {
-  dist_comm_t* world = NULL;
-  dist_comm_world(context, &world);
   int32_t rank = 0, n = 0;
-  dist_comm_rank(world, &rank);
-  dist_comm_size(world, &n);
+  dist_comm_t* world = world_of(context, &rank, &n);
   dist_comm_t* half = NULL;
   CHECK(dist_comm_split(world, rank % 2, -rank, &half) == DIST_OK, "split: %s", dist_last_error());
   int32_t sub_rank = -1, sub_size = -1;
@@ -280,10 +285,8 @@ static void scenario_split(dist_context_t* context) {
 
 /* Ranks disagree: every rank must fail with MISMATCH naming both calls. */
 static void scenario_mismatch(dist_context_t* context, const char* how) {
-  dist_comm_t* world = NULL;
-  dist_comm_world(context, &world);
   int32_t rank = 0;
-  dist_comm_rank(world, &rank);
+  dist_comm_t* world = world_of(context, &rank, NULL);
   float data[64] = {0};
   dist_buffer_t b = buffer_of(data, rank == 0 ? 32 : 64, DIST_DTYPE_F32);
   dist_status_t st;
@@ -319,10 +322,8 @@ static void scenario_mismatch(dist_context_t* context, const char* how) {
 
 /* The victim dies mid-way; survivors must fail, not hang. */
 static void scenario_kill(dist_context_t* context, int victim) {
-  dist_comm_t* world = NULL;
-  dist_comm_world(context, &world);
   int32_t rank = 0;
-  dist_comm_rank(world, &rank);
+  dist_comm_t* world = world_of(context, &rank, NULL);
   enum { kCount = 4 << 20 };
   float* data = calloc(kCount, sizeof(float));
   dist_buffer_t b = buffer_of(data, kCount, DIST_DTYPE_F32);
@@ -356,11 +357,8 @@ static void* abort_later(void* arg) {
 /* Rank 0 aborts from another thread while it and the others wait for the last
  * rank, which comes late: every rank's call must fail with DIST_ERR_ABORTED. */
 static void scenario_abort(dist_context_t* context) {
-  dist_comm_t* world = NULL;
-  dist_comm_world(context, &world);
   int32_t rank = 0, n = 0;
-  dist_comm_rank(world, &rank);
-  dist_comm_size(world, &n);
+  dist_comm_t* world = world_of(context, &rank, &n);
   pthread_t thread;
   struct abort_args args = {context};
   if (rank == 0) pthread_create(&thread, NULL, abort_later, &args);
@@ -377,11 +375,8 @@ static void scenario_abort(dist_context_t* context) {
 
 /* The communicator took the expected path, and an all-reduce works on it. */
 static void scenario_path(dist_context_t* context, int expected) {
-  dist_comm_t* world = NULL;
-  dist_comm_world(context, &world);
-  int32_t n = 0, rank = 0;
-  dist_comm_size(world, &n);
-  dist_comm_rank(world, &rank);
+  int32_t rank = 0, n = 0;
+  dist_comm_t* world = world_of(context, &rank, &n);
   dist_comm_path_t path = -1;
   CHECK(dist_comm_path(world, &path) == DIST_OK, "dist_comm_path: %s", dist_last_error());
   CHECK(path == expected, "path %d, expected %d", path, expected);
@@ -424,11 +419,8 @@ static void scenario_path(dist_context_t* context, int expected) {
  * printing the algorithm the communicator chose for them ("shm_single_copy"
  * only when every rank can read every other's memory and none turned it off). */
 static void scenario_single_copy(dist_context_t* context) {
-  dist_comm_t* world = NULL;
-  dist_comm_world(context, &world);
   int32_t rank = 0, n = 0;
-  dist_comm_rank(world, &rank);
-  dist_comm_size(world, &n);
+  dist_comm_t* world = world_of(context, &rank, &n);
   const char* gather = NULL;
   const char* exchange = NULL;
   CHECK(dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_GATHER, 1 << 20, &gather) == DIST_OK &&
