@@ -13,6 +13,18 @@
 #include <cstddef>
 #include <cstdint>
 
+// Every rule's loop touches element i of each array only in iteration i
+// (`publish` may write the storage `grad` reads, at the same i), so no
+// iteration depends on another. Saying so lets GCC vectorize the loops
+// without run-time overlap checks between every pair of arrays, of which it
+// makes only a few: Adam's loop, fed from two gradient buffers and
+// publishing, has more pairs than that and stayed scalar.
+#if defined(__GNUC__) && !defined(__clang__)
+#define DIST_ELEMENTWISE _Pragma("GCC ivdep")
+#else
+#define DIST_ELEMENTWISE
+#endif
+
 namespace dist::ps {
 
 // Each rule may also hand every new value to `publish(i, value)` in the same
@@ -35,6 +47,7 @@ struct PublishTo {
 template <typename T, typename Grad, typename Publish = NoPublication>
 void sgd_update(T* var, Grad grad, size_t count, double learning_rate, Publish publish = {}) {
   const T lr = static_cast<T>(learning_rate);
+  DIST_ELEMENTWISE
   for (size_t i = 0; i < count; ++i) {
     const T updated = var[i] - lr * grad(i);
     var[i] = updated;
@@ -48,6 +61,7 @@ void momentum_update(T* var, T* velocity, Grad grad, size_t count, double learni
                      bool nesterov, Publish publish = {}) {
   const T lr = static_cast<T>(learning_rate);
   const T mu = static_cast<T>(momentum);
+  DIST_ELEMENTWISE
   for (size_t i = 0; i < count; ++i) {
     const T g = grad(i);
     velocity[i] = mu * velocity[i] - lr * g;
@@ -62,6 +76,7 @@ void adagrad_update(T* var, T* accumulator, Grad grad, size_t count, double lear
                     Publish publish = {}) {
   const T lr = static_cast<T>(learning_rate);
   const T eps = static_cast<T>(epsilon);
+  DIST_ELEMENTWISE
   for (size_t i = 0; i < count; ++i) {
     const T g = grad(i);
     accumulator[i] += g * g;
@@ -80,6 +95,7 @@ void adam_update(T* var, T* m, T* v, Grad grad, size_t count, int64_t step, doub
   const T alpha =
       static_cast<T>(learning_rate * std::sqrt(1.0 - std::pow(beta2, t)) / (1.0 - std::pow(beta1, t)));
   const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2), eps = static_cast<T>(epsilon);
+  DIST_ELEMENTWISE
   for (size_t i = 0; i < count; ++i) {
     const T g = grad(i);
     m[i] = b1 * m[i] + (T(1) - b1) * g;
