@@ -100,6 +100,7 @@ struct Delivered {
   std::vector<int> times;
   std::vector<double> finished_value;  // what this rank's finisher was given
   std::vector<int> finished_times;
+  std::vector<size_t> finished_inputs;  // how many inputs the finisher added up
   std::vector<int> prepared_times;  // announced to the preparer before being finished
   size_t largest_part = 0;
 };
@@ -148,6 +149,7 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
     mine.times.assign(total, 0);
     mine.finished_value.assign(total, -1);
     mine.finished_times.assign(total, 0);
+    mine.finished_inputs.assign(total, 0);
     mine.prepared_times.assign(total, 0);
     int parts = 0;
     auto prepare = [&](size_t first, size_t count) {
@@ -155,13 +157,18 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
         if (mine.finished_times[first + k] == 0) ++mine.prepared_times[first + k];
       }
     };
-    auto finish = [&](size_t first, void* reduced, size_t count) {
+    auto finish = [&](size_t first, const dist::PartInputs& inputs, void* out, size_t count) {
       if (finish_mode == Finish::kThrow && r == throwing_rank) throw std::runtime_error("finisher failed");
-      auto* values = static_cast<double*>(reduced);
+      auto* values = static_cast<double*>(out);
       for (size_t k = 0; k < count; ++k) {
-        mine.finished_value[first + k] = values[k];
+        // Each element is read from every input before it is written: with
+        // one input, `out` may be that input.
+        double sum = 0;
+        for (size_t p = 0; p < inputs.size; ++p) sum += static_cast<const double*>(inputs.buffers[p])[k];
+        mine.finished_value[first + k] = sum;
+        mine.finished_inputs[first + k] = inputs.size;
         ++mine.finished_times[first + k];
-        values[k] = 10 * values[k] + 1;
+        values[k] = 10 * sum + 1;
       }
     };
     auto record = [&](size_t first, const void* reduced, size_t count) {
@@ -234,8 +241,8 @@ void test_piecewise_sink_failure_finishes_the_call(void** state) {
   check_against_reference(run, 3, 2800, ReduceOp::SUM, 1);
 }
 
-// With a finisher, each element is finished by exactly one rank (given the
-// reduced value) and received by every other rank as the finisher left it;
+// With a finisher, each element is finished by exactly one rank (given
+// inputs that add up to the reduced value) and received by every other rank as the finisher left it;
 // a rank's sink never sees the parts it finished. The preparer hears of each
 // part a rank will finish, once, before it is finished, except the first
 // step's (nothing precedes them); without a finisher it is never called.
@@ -263,6 +270,12 @@ void test_piecewise_finisher_rewrites_parts(void** state) {
         if (d.finished_times[i] == 1) {
           ++finishers;
           if (d.finished_value[i] != sum) fail_msg("element %zu finished from %g, not the sum %g", i, d.finished_value[i], sum);
+          // Two ranks' inputs are added up by the finisher; more are reduced
+          // first and handed over as one.
+          const size_t inputs = n == 2 ? 2 : 1;
+          if (d.finished_inputs[i] != inputs) {
+            fail_msg("%d ranks, element %zu: the finisher got %zu inputs, not %zu", n, i, d.finished_inputs[i], inputs);
+          }
         } else if (d.value[i] != 10 * sum + 1) {
           fail_msg("rank %d received %g for element %zu, not the finished %g", r, d.value[i], i, 10 * sum + 1);
         }

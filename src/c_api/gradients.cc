@@ -117,9 +117,10 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
     // A SUM on the wire; the optimizer divides by the replicas as it reads the
     // sum, which spares the bucket a pass of its own.
     const int64_t replicas = s.num_replicas_in_sync();
-    const dist::FusedFinisher share_update = [&](const dist::FusedSegment& segment, void* reduced_sum) {
+    const dist::FusedFinisher share_update = [&](const dist::FusedSegment& segment, const dist::PartInputs& inputs,
+                                                 void* out) {
       dist::Variable& v = *variables[segment.tensor];
-      opt.apply_and_publish(v, segment.offset, reduced_sum, segment.count, replicas);
+      opt.apply_and_publish(v, segment.offset, inputs.buffers, inputs.size, out, segment.count, replicas);
       v.mirror_range(segment.offset, segment.count);
     };
     const dist::FusedPreparer prepare_update = [&](const dist::FusedSegment& segment) {

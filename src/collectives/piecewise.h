@@ -77,12 +77,22 @@ class PieceList {
 // Receives each finished part of the result.
 using ResultSink = FunctionRef<void(size_t first, const void* data, size_t count)>;
 
-// Optional: called on the one rank that reduced a part, before any other rank
-// sees it, with the part in shared memory; what it leaves there is what the
-// other ranks' sinks receive, and that rank's own sink is not called for the
-// part. An optimizer uses it to update each weight once, on one worker, and
-// hand the new weights to the others instead of the gradient.
-using PartFinisher = FunctionRef<void(size_t first, void* data, size_t count)>;
+// The inputs of one part on the rank that reduces it: `size` buffers of the
+// part's elements whose element-wise SUM, added in this order, is the reduced
+// part (the ranks' inputs in rank order, or one buffer already reduced).
+struct PartInputs {
+  const void* const* buffers = nullptr;
+  size_t size = 0;
+};
+
+// Optional, for a SUM: called on the one rank that reduces a part, instead of
+// reducing it, before any other rank sees it. It reads the part from `inputs`
+// and writes into `out` (shared memory, not aliasing the inputs unless
+// inputs.size is 1) what the other ranks' sinks receive; that rank's own sink
+// is not called for the part. An optimizer uses it to add up the gradients,
+// update each weight once, on one worker, and hand the new weights to the
+// others, all in one pass, without the sum ever being written.
+using PartFinisher = FunctionRef<void(size_t first, const PartInputs& inputs, void* out, size_t count)>;
 
 // Optional, with a finisher: called on a rank with the part it will finish
 // next, before that part is reduced, at a point where the rank would

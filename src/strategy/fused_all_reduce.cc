@@ -233,6 +233,7 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
   const std::vector<DType> dtypes = dtypes_in_order(tensors);
   std::vector<Piece> pieces;
   std::vector<size_t> tensor_of;  // the tensor each piece is
+  std::vector<const void*> shifted_inputs;  // a finisher's inputs, from a span's first element
   for (DType dtype : dtypes) {
     pieces.clear();
     tensor_of.clear();
@@ -262,10 +263,15 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
         failure = std::current_exception();
       }
     };
-    auto to_finisher = [&](size_t first, void* reduced, size_t count) {
+    auto to_finisher = [&](size_t first, const PartInputs& inputs, void* out, size_t count) {
       list.for_each_span(first, count, [&](size_t piece, size_t offset, size_t at, size_t elements) {
+        const size_t skip = at * size_of(dtype);
+        shifted_inputs.resize(inputs.size);
+        for (size_t i = 0; i < inputs.size; ++i) {
+          shifted_inputs[i] = static_cast<const unsigned char*>(inputs.buffers[i]) + skip;
+        }
         (*finish)(FusedSegment{tensor_of[piece], offset, elements, dtype, false},
-                  static_cast<unsigned char*>(reduced) + at * size_of(dtype));
+                  PartInputs{shifted_inputs.data(), inputs.size}, static_cast<unsigned char*>(out) + skip);
       });
     };
     auto to_preparer = [&](size_t first, size_t count) {

@@ -19,6 +19,7 @@
 #include <functional>
 #include <vector>
 
+#include "collectives/piecewise.h"
 #include "collectives/reduce_op.h"
 #include "strategy/strategy.h"
 #include "strategy/tensor_ref.h"
@@ -37,14 +38,16 @@ struct FusedSegment {
 
 using FusedConsumer = std::function<void(const FusedSegment& segment, const void* reduced)>;
 
-// Optional, with op SUM: turns a segment's reduced values into something else
-// in place, on one worker only (collectives/piecewise.h, PartFinisher); the
-// other workers' consumers then receive that output with `finished` set, and
-// this worker's consumer does not see the segment. Only the one-host path
-// finishes; elsewhere the finisher is never called and every consumer gets
-// the reduced values. It must not throw for a reason the others do not share:
-// a failure fails the call on every worker.
-using FusedFinisher = std::function<void(const FusedSegment& segment, void* reduced)>;
+// Optional, with op SUM: on one worker only, reduces a segment itself and
+// writes something else in its place (collectives/piecewise.h, PartFinisher):
+// `inputs` are buffers of the segment's elements whose sum, added in order,
+// is the reduced segment, and `out` receives what the other workers'
+// consumers then get with `finished` set; this worker's consumer does not see
+// the segment. Only the one-host path finishes; elsewhere the finisher is
+// never called and every consumer gets the reduced values. It must not throw
+// for a reason the others do not share: a failure fails the call on every
+// worker.
+using FusedFinisher = std::function<void(const FusedSegment& segment, const PartInputs& inputs, void* out)>;
 
 // Optional, with a finisher: told of each segment the finisher will get, a
 // step before (collectives/piecewise.h, PartPreparer), to start loading what

@@ -62,6 +62,29 @@ void with_mean(int64_t divisor, F&& f) {
   }
 }
 
+// Calls f(gradient), where gradient(i) is the mean of element i's sum over
+// `num_parts` buffers, added in order. One and two parts (what a shared call
+// hands over) get loops of their own, which vectorize; more take the general
+// one.
+template <typename T, typename Mean, typename F>
+void with_summed_gradient(const void* const* parts, size_t num_parts, Mean mean, F&& f) {
+  const T* first = static_cast<const T*>(parts[0]);
+  if (num_parts == 1) {
+    f([first, mean](size_t i) { return mean(first[i]); });
+    return;
+  }
+  const T* second = static_cast<const T*>(parts[1]);
+  if (num_parts == 2) {
+    f([first, second, mean](size_t i) { return mean(first[i] + second[i]); });
+    return;
+  }
+  f([parts, num_parts, mean](size_t i) {
+    T sum = static_cast<const T*>(parts[0])[i] + static_cast<const T*>(parts[1])[i];
+    for (size_t p = 2; p < num_parts; ++p) sum += static_cast<const T*>(parts[p])[i];
+    return mean(sum);
+  });
+}
+
 }  // namespace
 
 Optimizer::Optimizer(const OptimizerConfig& config) : config_(config) { check_optimizer_config(config_); }
@@ -94,10 +117,9 @@ void Optimizer::fill_accumulators(std::vector<unsigned char>& slot, DType dtype)
   }
 }
 
-template <typename T, typename Mean, typename Publish>
-void Optimizer::apply_typed(T* value, const T* gradient_sum, Mean mean, uint64_t count, Slots& slots,
-                            uint64_t offset, Publish publish) {
-  auto gradient = [gradient_sum, mean](size_t i) { return mean(gradient_sum[i]); };
+template <typename T, typename Gradient, typename Publish>
+void Optimizer::apply_typed(T* value, Gradient gradient, uint64_t count, Slots& slots, uint64_t offset,
+                            Publish publish) {
   const auto n = static_cast<size_t>(count);
   switch (config_.kind) {
     case OptimizerKind::kSgd:
@@ -135,8 +157,10 @@ void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient_
     using T = decltype(zero);
     auto* value = static_cast<T*>(variable.copy(0)) + offset;
     const auto* sums = static_cast<const T*>(gradient_sum);
-    with_mean<T>(divisor,
-                 [&](auto mean) { apply_typed(value, sums, mean, count, slots, offset, ps::NoPublication{}); });
+    with_mean<T>(divisor, [&](auto mean) {
+      auto gradient = [sums, mean](size_t i) { return mean(sums[i]); };
+      apply_typed(value, gradient, count, slots, offset, ps::NoPublication{});
+    });
   });
 }
 
@@ -161,9 +185,10 @@ void Optimizer::prefetch(const Variable& variable, uint64_t offset, uint64_t cou
   }
 }
 
-void Optimizer::apply_and_publish(Variable& variable, uint64_t offset, void* gradient_sum, uint64_t count,
-                                  int64_t divisor) {
+void Optimizer::apply_and_publish(Variable& variable, uint64_t offset, const void* const* parts, size_t num_parts,
+                                  void* published, uint64_t count, int64_t divisor) {
   check_update(variable, divisor);
+  if (num_parts == 0) fail(Status::kInternal, "Optimizer::apply_and_publish without a gradient");
   Slots& slots = slots_of(variable);
   if (!stateless()) {
     if (!slots.partial) fail(Status::kInternal, "Optimizer::apply_and_publish outside a shared call");
@@ -172,11 +197,11 @@ void Optimizer::apply_and_publish(Variable& variable, uint64_t offset, void* gra
   with_element_type(variable.dtype(), [&](auto zero) {
     using T = decltype(zero);
     auto* value = static_cast<T*>(variable.copy(0)) + offset;
-    auto* sums = static_cast<T*>(gradient_sum);
-    // The new values go over the sums they were computed from: element i is
-    // read before it is written, through the one pointer.
-    with_mean<T>(divisor,
-                 [&](auto mean) { apply_typed(value, sums, mean, count, slots, offset, ps::PublishTo<T>{sums}); });
+    const ps::PublishTo<T> publish{static_cast<T*>(published)};
+    with_mean<T>(divisor, [&](auto mean) {
+      with_summed_gradient<T>(parts, num_parts, mean,
+                              [&](auto gradient) { apply_typed(value, gradient, count, slots, offset, publish); });
+    });
   });
 }
 

@@ -69,11 +69,15 @@ class Optimizer {
   // it is the IEEE division finalize_mean does, so the bits are the same.
   void apply(Variable& variable, uint64_t offset, const void* gradient_sum, uint64_t count, int64_t divisor);
 
-  // apply() in a shared call, which also writes the new values over
-  // gradient_sum in the same pass: what the other workers copy instead of
-  // repeating the update (the same bits, computed once). This worker then
-  // holds the slots of these elements.
-  void apply_and_publish(Variable& variable, uint64_t offset, void* gradient_sum, uint64_t count, int64_t divisor);
+  // apply() in a shared call, from a gradient sum it adds up itself: element
+  // i's sum is parts[0][i] + parts[1][i] + ... in that order, the bits an
+  // all-reduce's SUM of those buffers gives. In the same pass it writes the
+  // new values to `published`, which the other workers copy instead of
+  // repeating the update (the same bits, computed once); `published` may be
+  // parts[0] when there is one part. This worker then holds the slots of
+  // these elements.
+  void apply_and_publish(Variable& variable, uint64_t offset, const void* const* parts, size_t num_parts,
+                         void* published, uint64_t count, int64_t divisor);
 
   // Starts loading into this core's cache, for writing, the weights and
   // slots an update of elements [offset, offset + count) of copy 0 reads and
@@ -95,11 +99,10 @@ class Optimizer {
     uint64_t layout = 0;
     std::vector<std::pair<uint64_t, uint64_t>> held;
   };
-  // `mean` turns a gradient sum into the mean gradient.
+  // `gradient(i)` is element i's mean gradient.
   // `publish(i, value)` receives each new value (ps::NoPublication: none).
-  template <typename T, typename Mean, typename Publish>
-  void apply_typed(T* value, const T* gradient_sum, Mean mean, uint64_t count, Slots& slots, uint64_t offset,
-                   Publish publish);
+  template <typename T, typename Gradient, typename Publish>
+  void apply_typed(T* value, Gradient gradient, uint64_t count, Slots& slots, uint64_t offset, Publish publish);
   // Throws unless `variable` and `divisor` can take an update now.
   void check_update(const Variable& variable, int64_t divisor) const;
   Slots& slots_of(const Variable& variable);

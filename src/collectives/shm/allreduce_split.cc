@@ -39,8 +39,14 @@ namespace {
 // it crosses cores.
 //
 // In steps of `step_bytes` (at most a slot).
+// A finisher adds up to this many inputs itself, in the same pass as its own
+// work, so the sum is never written; more are reduced first by the kernels,
+// which vectorize any count, and handed over as one.
+constexpr int kFinisherInputs = 2;
+
 void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
                       const PartFinisher* finish, const PartPreparer* prepare, size_t step_bytes) {
+  if (finish != nullptr && op != ReduceOp::SUM) fail(Status::kInternal, "a piecewise all-reduce finishes only a SUM");
   const size_t element = size_of(dtype);
   const size_t per_step = step_bytes / element;
   const size_t count = input.count();
@@ -61,10 +67,9 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
   // A finisher that fails leaves its part unfinished, which the others must
   // not take for a result: the call fails at once, and the communicator's
   // failure reaches every peer, instead of running to its end.
-  auto finish_own = [&](size_t first, unsigned char* reduced, size_t elements) {
-    if (elements == 0) return;
+  auto finish_own = [&](size_t first, const PartInputs& part, unsigned char* out, size_t elements) {
     try {
-      (*finish)(first, reduced, elements);
+      (*finish)(first, part, out, elements);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
@@ -80,11 +85,15 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
 
     const size_t mine = slices.offset(me) * element;
     input.for_each_part(first + slices.offset(me), slices.size(me), [&](const unsigned char* data, size_t at, size_t k) {
+      unsigned char* out = slot + mine + at * element;
       for (int r = 0; r < n; ++r) inputs[r] = r == me ? data : group.slot(r) + mine + at * element;
-      reduce_many(slot + mine + at * element, inputs, static_cast<size_t>(n), k, dtype, op);
+      if (finish == nullptr || n > kFinisherInputs) reduce_many(out, inputs, static_cast<size_t>(n), k, dtype, op);
+      if (finish == nullptr) return;
+      const void* reduced = out;
+      const PartInputs part = n > kFinisherInputs ? PartInputs{&reduced, 1} : PartInputs{inputs, static_cast<size_t>(n)};
+      finish_own(first + slices.offset(me) + at, part, out, k);
     });
     if (op == ReduceOp::MEAN) finalize_mean(slot + mine, slices.size(me), dtype, n);
-    if (finish != nullptr) finish_own(first + slices.offset(me), slot + mine, slices.size(me));
     group.publish_reduced();
     if (finish == nullptr) deliver(first + slices.offset(me), slot + mine, slices.size(me));
     // While the others finish combining, read the next step's input, and let
