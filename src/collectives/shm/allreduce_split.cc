@@ -76,6 +76,14 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
       fail(Status::kInternal, std::string("finishing part of an all-reduce: ") + e.what());
     }
   };
+  // Hands the finisher this rank's part at `out` of the step: the inputs as
+  // they are, or reduced first when there are more than it adds up itself.
+  auto finish_part = [&](size_t first_element, unsigned char* out, size_t elements) {
+    if (n <= kFinisherInputs) return finish_own(first_element, PartInputs{inputs, static_cast<size_t>(n)}, out, elements);
+    reduce_many(out, inputs, static_cast<size_t>(n), elements, dtype, op);
+    const void* reduced = out;
+    finish_own(first_element, PartInputs{&reduced, 1}, out, elements);
+  };
   auto copy_in = [&](unsigned char* slot, size_t first) { copy_others_slices(group, input, slot, first, per_step); };
   copy_in(group.my_slot(), 0);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
@@ -87,11 +95,11 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
     input.for_each_part(first + slices.offset(me), slices.size(me), [&](const unsigned char* data, size_t at, size_t k) {
       unsigned char* out = slot + mine + at * element;
       for (int r = 0; r < n; ++r) inputs[r] = r == me ? data : group.slot(r) + mine + at * element;
-      if (finish == nullptr || n > kFinisherInputs) reduce_many(out, inputs, static_cast<size_t>(n), k, dtype, op);
-      if (finish == nullptr) return;
-      const void* reduced = out;
-      const PartInputs part = n > kFinisherInputs ? PartInputs{&reduced, 1} : PartInputs{inputs, static_cast<size_t>(n)};
-      finish_own(first + slices.offset(me) + at, part, out, k);
+      if (finish == nullptr) {
+        reduce_many(out, inputs, static_cast<size_t>(n), k, dtype, op);
+      } else {
+        finish_part(first + slices.offset(me) + at, out, k);
+      }
     });
     if (op == ReduceOp::MEAN) finalize_mean(slot + mine, slices.size(me), dtype, n);
     group.publish_reduced();
