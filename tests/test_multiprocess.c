@@ -94,6 +94,37 @@ static void test_killed_rank(void** state) {
   }
 }
 
+/* Restricted to TCP, large payloads travel on endpoints of their own,
+ * without UCX's error handling, by zero-copy rendezvous in 1 MiB chunks: the
+ * whole matrix and the large messages stay exact, and a rank killed in the
+ * middle of a call still fails every survivor's call, which learns of it on
+ * the endpoints that carry the headers. */
+static void test_tcp_bulk_endpoints(void** state) {
+  (void)state;
+  const char* tcp[] = {"UCX_TLS=tcp", NULL};
+  const char* scenarios[] = {"matrix", "big"};
+  for (size_t s = 0; s < 2; ++s) {
+    for (int n = 2; n <= 3; ++n) {
+      struct launch launch;
+      launch_prepare(&launch, n);
+      const char* args[] = {worker_path(), scenarios[s], NULL};
+      for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, tcp, args);
+      if (launch_wait(&launch, 240) != 0) fail_msg("%s over TCP on %d ranks did not finish in time", scenarios[s], n);
+      expect_all_succeed(&launch, scenarios[s]);
+    }
+  }
+  struct launch launch;
+  launch_prepare(&launch, 3);
+  const char* args[] = {worker_path(), "kill", "1", "during", NULL};
+  for (int r = 0; r < 3; ++r) launch_rank(&launch, r, kToken, tcp, args);
+  if (launch_wait(&launch, 60) != 0) fail_msg("a rank killed during a call over TCP: the others did not finish");
+  assert_int_equal(launch.exit_codes[1], -9);
+  for (int r = 0; r < 3; r += 2) {
+    if (launch.exit_codes[r] != 0) fail_msg("survivor %d exited %d:\n%s", r, launch.exit_codes[r], launch_output(&launch, r));
+    assert_non_null(strstr(launch_output(&launch, r), "worker:1"));
+  }
+}
+
 static void test_abort(void** state) {
   (void)state;
   struct launch launch;
@@ -235,6 +266,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_matrix),     cmocka_unit_test(test_large_messages), cmocka_unit_test(test_requests),
       cmocka_unit_test(test_split),      cmocka_unit_test(test_mismatch),       cmocka_unit_test(test_killed_rank),
+      cmocka_unit_test(test_tcp_bulk_endpoints),
       cmocka_unit_test(test_abort),      cmocka_unit_test(test_wrong_token),    cmocka_unit_test(test_garbage_connection),
       cmocka_unit_test(test_paths),      cmocka_unit_test(test_single_copy_agreement),
       cmocka_unit_test(test_rendezvous_everywhere),

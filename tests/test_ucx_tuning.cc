@@ -50,6 +50,7 @@ void clear_settings() {
   unsetenv("UCX_TLS");
   unsetenv("UCX_RNDV_THRESH");
   unsetenv("DIST_UCX_DEFAULTS");
+  unsetenv("DIST_UCX_BULK_ENDPOINTS");
   unsetenv("UCX_TCP_TX_SEG_SIZE");
   unsetenv("UCX_TCP_RX_SEG_SIZE");
 }
@@ -75,16 +76,22 @@ void test_a_worker_leaves_the_environment_alone(void** state) {
   clear_settings();
 }
 
-void test_eager_over_tcp_only_unless_the_user_says_otherwise(void** state) {
+// Restricted to TCP, rendezvous from 512 KiB (zero-copy on the bulk
+// endpoints), or never without them.
+void test_rendezvous_over_tcp_unless_the_user_says_otherwise(void** state) {
   (void)state;
   clear_settings();
   const std::string ucx_own = rendezvous_threshold();  // every transport: UCX's choice
   assert_string_not_equal(ucx_own.c_str(), "inf");
+  assert_string_not_equal(ucx_own.c_str(), "512K");
 
   setenv("UCX_TLS", "tcp", 1);
-  assert_string_equal(rendezvous_threshold().c_str(), "inf");
+  assert_string_equal(rendezvous_threshold().c_str(), "512K");
   setenv("UCX_TLS", "self,tcp", 1);
+  assert_string_equal(rendezvous_threshold().c_str(), "512K");
+  setenv("DIST_UCX_BULK_ENDPOINTS", "0", 1);
   assert_string_equal(rendezvous_threshold().c_str(), "inf");
+  unsetenv("DIST_UCX_BULK_ENDPOINTS");
   setenv("UCX_TLS", "tcp,posix", 1);  // not TCP alone
   assert_string_equal(rendezvous_threshold().c_str(), ucx_own.c_str());
 
@@ -100,12 +107,42 @@ void test_eager_over_tcp_only_unless_the_user_says_otherwise(void** state) {
   clear_settings();
 }
 
+// Whether a worker connected with error handling to another one gets a
+// second endpoint for payloads, without it.
+bool connects_with_bulk_endpoints() {
+  dist::UcxWorker peer;
+  dist::UcxWorker worker;
+  worker.connect({"", peer.address()}, [](int, const std::string&) {});
+  const bool bulk = worker.has_bulk_endpoints();
+  if (bulk != (worker.bulk_endpoint(1) != worker.endpoint(1))) fail_msg("has_bulk_endpoints() disagrees");
+  worker.disconnect(true);
+  return bulk;
+}
+
+// Bulk endpoints only where UCX is restricted to TCP: elsewhere UCX may pick
+// a shared-memory transport, which aborts the process when a peer vanishes
+// under an endpoint without error handling.
+void test_bulk_endpoints_only_over_tcp(void** state) {
+  (void)state;
+  clear_settings();
+  assert_false(connects_with_bulk_endpoints());
+  setenv("UCX_TLS", "tcp", 1);
+  assert_true(connects_with_bulk_endpoints());
+  setenv("DIST_UCX_BULK_ENDPOINTS", "0", 1);
+  assert_false(connects_with_bulk_endpoints());
+  unsetenv("DIST_UCX_BULK_ENDPOINTS");
+  setenv("UCX_TLS", "tcp,posix", 1);
+  assert_false(connects_with_bulk_endpoints());
+  clear_settings();
+}
+
 }  // namespace
 
 int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a_worker_leaves_the_environment_alone),
-      cmocka_unit_test(test_eager_over_tcp_only_unless_the_user_says_otherwise),
+      cmocka_unit_test(test_rendezvous_over_tcp_unless_the_user_says_otherwise),
+      cmocka_unit_test(test_bulk_endpoints_only_over_tcp),
   };
   return cmocka_run_group_tests_name("ucx_tuning", tests, nullptr, nullptr);
 }

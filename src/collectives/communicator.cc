@@ -57,6 +57,9 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   const AlgorithmOptions from_environment = algorithms_from_environment();
   environment_all_reduce_ = from_environment.all_reduce;
   algorithms_.chunk_bytes = from_environment.chunk_bytes;
+  if (algorithms_.chunk_bytes == 0 && context.worker() != nullptr && context.worker()->has_bulk_endpoints()) {
+    algorithms_.chunk_bytes = kZeroCopyChunkBytes;
+  }
   resolve_forced_all_reduce();
   failure_ = context.register_comm(id_, members_);
   if (context.worker() == nullptr || members_.size() == 1) {

@@ -16,6 +16,10 @@ constexpr auto kCancelGrace = std::chrono::seconds(1);
 constexpr size_t kSmallMessage = 16 * 1024;
 // Idle polls before a waiting rank starts yielding its core (a few microseconds).
 constexpr unsigned kSpinTurns = 2000;
+// A large transfer's payload (part 1) travels on the peer's bulk endpoint
+// (UcxWorker::bulk_endpoint), which UCX does not order with the header's
+// endpoint: the payload carries a tag of its own.
+constexpr uint64_t kPayloadTag = 1;
 
 void record(UcxChannel::PartRef* ref, ucs_status_t status, size_t length) {
   UcxChannel::Transfer* t = ref->transfer;
@@ -103,8 +107,10 @@ void UcxChannel::post_send_part(Transfer& t, int part, const void* data, size_t 
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &on_send_done;
   param.user_data = &ref;
-  void* request = ucp_tag_send_nbx(worker_.endpoint(members_[static_cast<size_t>(t.peer)]), data, bytes,
-                                   tag_for(rank_), &param);
+  const int peer = members_[static_cast<size_t>(t.peer)];
+  const bool payload = part == 1;
+  void* request = ucp_tag_send_nbx(payload ? worker_.bulk_endpoint(peer) : worker_.endpoint(peer), data, bytes,
+                                   tag_for(rank_) | (payload ? kPayloadTag : 0), &param);
   if (UCS_PTR_IS_ERR(request)) {
     record(&ref, UCS_PTR_STATUS(request), 0);
   } else if (request == nullptr) {
@@ -122,7 +128,8 @@ void UcxChannel::post_recv_part(Transfer& t, int part, void* data, size_t bytes)
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = &on_recv_done;
   param.user_data = &ref;
-  void* request = ucp_tag_recv_nbx(worker_.worker(), data, bytes, tag_for(t.peer), ~uint64_t{0}, &param);
+  const uint64_t tag = tag_for(t.peer) | (part == 1 ? kPayloadTag : 0);
+  void* request = ucp_tag_recv_nbx(worker_.worker(), data, bytes, tag, ~uint64_t{0}, &param);
   if (UCS_PTR_IS_ERR(request)) {
     record(&ref, UCS_PTR_STATUS(request), 0);
   } else {

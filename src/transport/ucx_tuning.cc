@@ -11,8 +11,9 @@ bool user_set(const char* name) {
   return std::getenv(variable.c_str()) != nullptr;
 }
 
-// UCX_TLS names only TCP transports ("tcp", or with "self" for loopback).
-bool restricted_to_tcp() {
+}  // namespace
+
+bool ucx_restricted_to_tcp() {
   const char* tls = std::getenv("UCX_TLS");
   if (tls == nullptr || *tls == '\0' || *tls == '^') return false;
   const std::string list(tls);
@@ -32,6 +33,13 @@ bool restricted_to_tcp() {
   return tcp;
 }
 
+bool ucx_bulk_endpoints_enabled() {
+  const char* wanted = std::getenv("DIST_UCX_BULK_ENDPOINTS");
+  return ucx_restricted_to_tcp() && (wanted == nullptr || std::string(wanted) != "0");
+}
+
+namespace {
+
 void set_default(ucp_config_t* config, const char* name, const char* value) {
   // A UCX build that does not know the setting simply keeps its own.
   if (!user_set(name)) ucp_config_modify(config, name, value);
@@ -42,7 +50,7 @@ void set_default(ucp_config_t* config, const char* name, const char* value) {
 void apply_ucx_defaults(ucp_config_t* config) {
   // DIST_UCX_DEFAULTS=0 leaves UCX entirely to its own defaults (to compare).
   if (const char* use = std::getenv("DIST_UCX_DEFAULTS"); use != nullptr && std::string(use) == "0") return;
-  if (restricted_to_tcp()) set_default(config, "RNDV_THRESH", "inf");
+  if (ucx_restricted_to_tcp()) set_default(config, "RNDV_THRESH", ucx_bulk_endpoints_enabled() ? "512K" : "inf");
 }
 
 }  // namespace dist

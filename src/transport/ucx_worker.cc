@@ -67,6 +67,7 @@ void UcxWorker::connect(const std::vector<std::string>& remote_addresses, PeerEr
   std::lock_guard<std::mutex> guard(lock_);
   on_error_ = std::move(on_error);
   endpoints_.assign(remote_addresses.size(), nullptr);
+  bulk_endpoints_.assign(remote_addresses.size(), nullptr);
   // Reserved up front: endpoints keep pointers into this vector.
   error_slots_.resize(remote_addresses.size());
   for (size_t rank = 0; rank < remote_addresses.size(); ++rank) {
@@ -83,6 +84,15 @@ void UcxWorker::connect(const std::vector<std::string>& remote_addresses, PeerEr
     }
     ucs_status_t status = ucp_ep_create(worker_, &params, &endpoints_[rank]);
     if (status != UCS_OK) fail_ucx("ucp_ep_create", status);
+    bulk_endpoints_[rank] = endpoints_[rank];
+    if (mode == UCP_ERR_HANDLING_MODE_NONE || !ucx_bulk_endpoints_enabled()) continue;
+    ucp_ep_params_t bulk{};
+    bulk.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    bulk.address = params.address;
+    bulk.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    status = ucp_ep_create(worker_, &bulk, &bulk_endpoints_[rank]);
+    if (status != UCS_OK) fail_ucx("ucp_ep_create", status);
+    has_bulk_endpoints_ = true;
   }
 }
 
@@ -93,17 +103,22 @@ void UcxWorker::disconnect(bool force) {
   // shared-memory wait that does not drive UCX) is left to ucp_worker_destroy:
   // an endpoint whose close has begun must not be closed again, and its
   // request is released either way.
-  std::vector<void*> closing(endpoints_.size(), nullptr);
-  for (size_t rank = 0; rank < endpoints_.size(); ++rank) {
-    if (endpoints_[rank] == nullptr) continue;
+  std::vector<void*> closing;
+  auto close = [&](ucp_ep_h endpoint) {
     ucp_request_param_t param{};
     if (force) {
       param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
       param.flags = UCP_EP_CLOSE_FLAG_FORCE;
     }
-    void* request = ucp_ep_close_nbx(endpoints_[rank], &param);
+    void* request = ucp_ep_close_nbx(endpoint, &param);
+    if (UCS_PTR_IS_PTR(request)) closing.push_back(request);
+  };
+  for (size_t rank = 0; rank < endpoints_.size(); ++rank) {
+    if (endpoints_[rank] == nullptr) continue;
+    if (bulk_endpoints_[rank] != endpoints_[rank]) close(bulk_endpoints_[rank]);
+    close(endpoints_[rank]);
     endpoints_[rank] = nullptr;
-    if (UCS_PTR_IS_PTR(request)) closing[rank] = request;
+    bulk_endpoints_[rank] = nullptr;
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2000);
   for (void* request : closing) {

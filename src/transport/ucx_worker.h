@@ -34,6 +34,16 @@ class UcxWorker {
                ucp_err_handling_mode_t mode = UCP_ERR_HANDLING_MODE_PEER);
 
   ucp_ep_h endpoint(int rank) const { return endpoints_[static_cast<size_t>(rank)]; }
+  // The endpoint for large payloads. UCX 1.13 moves a rendezvous without
+  // zero-copy on an endpoint with error handling: over TCP through its
+  // receive segments and a copy, at about half the speed. So where
+  // ucx_bulk_endpoints_enabled() (ucx_tuning.h), connect() with
+  // UCP_ERR_HANDLING_MODE_PEER also makes a second endpoint per peer without
+  // error handling, for payloads only; failures are still learnt on the
+  // first, which carries every header. The same as endpoint() otherwise.
+  ucp_ep_h bulk_endpoint(int rank) const { return bulk_endpoints_[static_cast<size_t>(rank)]; }
+  // Whether connect() made bulk endpoints.
+  bool has_bulk_endpoints() const { return has_bulk_endpoints_; }
   ucp_worker_h worker() const { return worker_; }
   std::mutex& lock() { return lock_; }
 
@@ -53,6 +63,8 @@ class UcxWorker {
   ucp_worker_h worker_ = nullptr;
   std::string address_;
   std::vector<ucp_ep_h> endpoints_;
+  std::vector<ucp_ep_h> bulk_endpoints_;  // entries equal to endpoints_' where there is no second one
+  bool has_bulk_endpoints_ = false;
   std::vector<ErrorSlot> error_slots_;
   PeerErrorHandler on_error_;
   std::mutex lock_;

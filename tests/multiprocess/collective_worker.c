@@ -321,7 +321,16 @@ static void scenario_mismatch(dist_context_t* context, const char* how) {
 }
 
 /* The victim dies mid-way; survivors must fail, not hang. */
-static void scenario_kill(dist_context_t* context, int victim) {
+static void* kill_self_later(void* arg) {
+  (void)arg;
+  usleep(200 * 1000);
+  raise(SIGKILL);
+  return NULL;
+}
+
+/* The victim dies between two calls, or with `during` in the middle of one:
+ * a thread kills it while the others and it move 16 MiB each call. */
+static void scenario_kill(dist_context_t* context, int victim, int during) {
   int32_t rank = 0;
   dist_comm_t* world = world_of(context, &rank, NULL);
   enum { kCount = 4 << 20 };
@@ -329,12 +338,17 @@ static void scenario_kill(dist_context_t* context, int victim) {
   dist_buffer_t b = buffer_of(data, kCount, DIST_DTYPE_F32);
   CHECK(dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL) == DIST_OK, "first all_reduce: %s", dist_last_error());
   if (rank == victim) {
-    usleep(500 * 1000); /* let the others finish the first call */
-    raise(SIGKILL);
+    if (during) {
+      pthread_t killer;
+      pthread_create(&killer, NULL, kill_self_later, NULL);
+    } else {
+      usleep(500 * 1000); /* let the others finish the first call */
+      raise(SIGKILL);
+    }
   }
   double start = now_seconds();
   dist_status_t st = DIST_OK;
-  for (int i = 0; i < 20 && st == DIST_OK; ++i) st = dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL);
+  for (int i = 0; i < (during ? 1000 : 20) && st == DIST_OK; ++i) st = dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL);
   double elapsed = now_seconds() - start;
   printf("status %s after %.2f s: %s\n", dist_status_string(st), elapsed, dist_last_error());
   CHECK(st == DIST_ERR_PEER_FAILED || st == DIST_ERR_TIMEOUT, "expected a peer failure, got %s",
@@ -447,7 +461,9 @@ int main(int argc, char** argv) {
   else if (strcmp(scenario, "requests") == 0) scenario_requests(context);
   else if (strcmp(scenario, "split") == 0) scenario_split(context);
   else if (strcmp(scenario, "mismatch") == 0 && argc > 2) scenario_mismatch(context, argv[2]);
-  else if (strcmp(scenario, "kill") == 0 && argc > 2) scenario_kill(context, atoi(argv[2]));
+  else if (strcmp(scenario, "kill") == 0 && argc > 2) {
+    scenario_kill(context, atoi(argv[2]), argc > 3 && strcmp(argv[3], "during") == 0);
+  }
   else if (strcmp(scenario, "abort") == 0) scenario_abort(context);
   else if (strcmp(scenario, "path") == 0 && argc > 2) scenario_path(context, atoi(argv[2]));
   else if (strcmp(scenario, "single_copy") == 0) scenario_single_copy(context);
