@@ -101,7 +101,6 @@ struct Delivered {
   std::vector<double> finished_value;  // what this rank's finisher was given
   std::vector<int> finished_times;
   std::vector<size_t> finished_inputs;  // how many inputs the finisher added up
-  std::vector<int> prepared_times;  // announced to the preparer before being finished
   size_t largest_part = 0;
 };
 
@@ -150,13 +149,7 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
     mine.finished_value.assign(total, -1);
     mine.finished_times.assign(total, 0);
     mine.finished_inputs.assign(total, 0);
-    mine.prepared_times.assign(total, 0);
     int parts = 0;
-    auto prepare = [&](size_t first, size_t count) {
-      for (size_t k = 0; k < count; ++k) {
-        if (mine.finished_times[first + k] == 0) ++mine.prepared_times[first + k];
-      }
-    };
     auto finish = [&](size_t first, const dist::PartInputs& inputs, void* out, size_t count) {
       if (finish_mode == Finish::kThrow && r == throwing_rank) throw std::runtime_error("finisher failed");
       auto* values = static_cast<double*>(out);
@@ -184,9 +177,8 @@ RunResult run_piecewise(int n, const std::vector<size_t>& sizes, ReduceOp op, in
     };
     group.begin(f64_all_reduce(total, op), 1, std::chrono::seconds(30));
     const dist::PartFinisher finisher(finish);
-    const dist::PartPreparer preparer(prepare);
     dist::shm_allreduce_split(group, list, dist::ResultSink(record), DType::F64, op,
-                              finish_mode == Finish::kNone ? nullptr : &finisher, &preparer);
+                              finish_mode == Finish::kNone ? nullptr : &finisher);
   });
   return result;
 }
@@ -201,7 +193,6 @@ void check_against_reference(const RunResult& run, int n, size_t total, ReduceOp
       double want = 0;
       for (int q = 0; q < n; ++q) want += input_value(q, i);
       if (op == ReduceOp::MEAN) want /= n;
-      if (d.prepared_times[i] != 0) fail_msg("rank %d: element %zu was prepared without a finisher", r, i);
       if (d.times[i] != 1 || d.value[i] != want) {
         fail_msg("%d ranks, rank %d, element %zu of %zu: delivered %d times, %g, expected %g once", n, r, i, total,
                  d.times[i], d.value[i], want);
@@ -242,10 +233,8 @@ void test_piecewise_sink_failure_finishes_the_call(void** state) {
 }
 
 // With a finisher, each element is finished by exactly one rank (given
-// inputs that add up to the reduced value) and received by every other rank as the finisher left it;
-// a rank's sink never sees the parts it finished. The preparer hears of each
-// part a rank will finish, once, before it is finished, except the first
-// step's (nothing precedes them); without a finisher it is never called.
+// inputs that add up to the reduced value) and received by every other rank
+// as the finisher left it; a rank's sink never sees the parts it finished.
 void test_piecewise_finisher_rewrites_parts(void** state) {
   (void)state;
   const std::vector<size_t> sizes = {0, 700, 1, 0, 2100};
@@ -261,11 +250,6 @@ void test_piecewise_finisher_rewrites_parts(void** state) {
         if (d.finished_times[i] + d.times[i] != 1) {
           fail_msg("%d ranks, rank %d, element %zu: finished %d times and received %d times", n, r, i,
                    d.finished_times[i], d.times[i]);
-        }
-        const int prepared_once = i >= kSlotBytes / sizeof(double) ? 1 : 0;
-        if (d.prepared_times[i] != (d.finished_times[i] == 1 ? prepared_once : 0)) {
-          fail_msg("%d ranks, rank %d, element %zu: prepared %d times, finished %d times", n, r, i, d.prepared_times[i],
-                   d.finished_times[i]);
         }
         if (d.finished_times[i] == 1) {
           ++finishers;

@@ -123,9 +123,6 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
       opt.apply_and_publish(v, segment.offset, inputs.buffers, inputs.size, out, segment.count, replicas);
       v.mirror_range(segment.offset, segment.count);
     };
-    const dist::FusedPreparer prepare_update = [&](const dist::FusedSegment& segment) {
-      opt.prefetch(*variables[segment.tensor], segment.offset, segment.count);
-    };
     dist::fused_all_reduce(
         s, dist::ReduceOp::SUM, gradients,
         [&](const dist::FusedSegment& segment, const void* data) {
@@ -134,7 +131,7 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
           opt.apply(v, segment.offset, data, segment.count, replicas);
           v.mirror_range(segment.offset, segment.count);
         },
-        shared ? &share_update : nullptr, shared ? &prepare_update : nullptr);
+        shared ? &share_update : nullptr);
   });
 }
 

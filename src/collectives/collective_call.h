@@ -22,7 +22,7 @@ namespace dist {
 // recv may be null on non-root ranks of reduce.
 //
 // A piecewise all-reduce (piecewise.h) sets `pieces` and `sink` instead of
-// send and recv, and optionally `finish` and `prepare`; it runs only where
+// send and recv, and optionally `finish`; it runs only where
 // Communicator::takes_pieces() says so.
 struct CollectiveCall {
   CallSignature signature;
@@ -31,7 +31,6 @@ struct CollectiveCall {
   const PieceList* pieces = nullptr;
   const ResultSink* sink = nullptr;
   const PartFinisher* finish = nullptr;
-  const PartPreparer* prepare = nullptr;
 };
 
 // Which algorithm to use; empty means choose by size and rank count.

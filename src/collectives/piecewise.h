@@ -94,10 +94,4 @@ struct PartInputs {
 // others, all in one pass, without the sum ever being written.
 using PartFinisher = FunctionRef<void(size_t first, const PartInputs& inputs, void* out, size_t count)>;
 
-// Optional, with a finisher: called on a rank with the part it will finish
-// next, before that part is reduced, at a point where the rank would
-// otherwise wait for the others, so that the finisher can start loading what
-// it will read (an optimizer's weights). It must not change anything.
-using PartPreparer = FunctionRef<void(size_t first, size_t count)>;
-
 }  // namespace dist

@@ -221,7 +221,7 @@ void combine_into_first_replica(const std::vector<std::vector<TensorRef>>& per_r
 // it, one call instead of one per bucket; an optimizer as consumer updates
 // the weights in the same pass.
 void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
-                      const FusedConsumer& consume, const FusedFinisher* finish, const FusedPreparer* prepare) {
+                      const FusedConsumer& consume, const FusedFinisher* finish) {
   if (per_replica.size() > 1) combine_into_first_replica(per_replica);
   const std::vector<TensorRef>& tensors = per_replica[0];
   // The collective's MEAN divides by the workers; with several local
@@ -274,16 +274,9 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
                   PartInputs{shifted_inputs.data(), inputs.size}, static_cast<unsigned char*>(out) + skip);
       });
     };
-    auto to_preparer = [&](size_t first, size_t count) {
-      list.for_each_span(first, count, [&](size_t piece, size_t offset, size_t, size_t elements) {
-        (*prepare)(FusedSegment{tensor_of[piece], offset, elements, dtype, false});
-      });
-    };
     const PartFinisher finisher(to_finisher);
-    const PartPreparer preparer(to_preparer);
     strategy.all_reduce_pieces_across_workers(list, dtype, wire_op, ResultSink(to_consumer),
-                                              finish != nullptr ? &finisher : nullptr,
-                                              prepare != nullptr ? &preparer : nullptr);
+                                              finish != nullptr ? &finisher : nullptr);
     if (failure) std::rethrow_exception(failure);
   }
 }
@@ -291,7 +284,7 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
 }  // namespace
 
 void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
-                      const FusedConsumer& consume, const FusedFinisher* finish, const FusedPreparer* prepare) {
+                      const FusedConsumer& consume, const FusedFinisher* finish) {
   if (op != ReduceOp::SUM && op != ReduceOp::MEAN) {
     fail_invalid(std::string("op ") + name(op) + " is not SUM or MEAN");
   }
@@ -299,7 +292,7 @@ void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::ve
   check_tensors(strategy, per_replica);
   check_disjoint(per_replica);
   if (strategy.all_reduces_pieces_across_workers()) {
-    fuse_in_one_call(strategy, op, per_replica, consume, finish, prepare);
+    fuse_in_one_call(strategy, op, per_replica, consume, finish);
     return;
   }
   FusionPipeline pipeline(strategy, op, per_replica, consume);

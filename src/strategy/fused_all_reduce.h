@@ -49,11 +49,6 @@ using FusedConsumer = std::function<void(const FusedSegment& segment, const void
 // worker.
 using FusedFinisher = std::function<void(const FusedSegment& segment, const PartInputs& inputs, void* out)>;
 
-// Optional, with a finisher: told of each segment the finisher will get, a
-// step before (collectives/piecewise.h, PartPreparer), to start loading what
-// it reads. It must not change anything.
-using FusedPreparer = std::function<void(const FusedSegment& segment)>;
-
 // per_replica[r][i] is local replica r's tensor i; every replica's tensor i has
 // the same dtype and count. op SUM or MEAN (over every replica in sync).
 // consume sees every element of every tensor exactly once, part by part as
@@ -62,8 +57,7 @@ using FusedPreparer = std::function<void(const FusedSegment& segment)>;
 // the communicator's thread while the caller waits.
 // Collective in a multi-worker strategy.
 void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica,
-                      const FusedConsumer& consume, const FusedFinisher* finish = nullptr,
-                      const FusedPreparer* prepare = nullptr);
+                      const FusedConsumer& consume, const FusedFinisher* finish = nullptr);
 
 // A consumer that writes the result back into every replica's tensors.
 FusedConsumer write_back_to_replicas(const std::vector<std::vector<TensorRef>>& per_replica);

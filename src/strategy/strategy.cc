@@ -98,8 +98,7 @@ void Strategy::all_reduce_across_workers(const TensorRef& buffer, ReduceOp op) {
 bool Strategy::all_reduces_pieces_across_workers() const { return comm_ && comm_->takes_pieces(); }
 
 void Strategy::all_reduce_pieces_across_workers(const PieceList& pieces, DType dtype, ReduceOp op,
-                                                 const ResultSink& sink, const PartFinisher* finish,
-                                                 const PartPreparer* prepare) {
+                                                 const ResultSink& sink, const PartFinisher* finish) {
   CollectiveCall call;
   call.signature.kind = CollectiveKind::kAllReduce;
   call.signature.dtype = dtype;
@@ -109,7 +108,6 @@ void Strategy::all_reduce_pieces_across_workers(const PieceList& pieces, DType d
   call.pieces = &pieces;
   call.sink = &sink;
   call.finish = finish;
-  call.prepare = prepare;
   if (!all_reduces_pieces_across_workers()) {
     fail(Status::kInternal, "all_reduce_pieces_across_workers: the workers do not share a segment");
   }

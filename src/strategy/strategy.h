@@ -79,8 +79,7 @@ class Strategy {
   // share one host. The all-reduce itself is collective.
   bool all_reduces_pieces_across_workers() const;
   void all_reduce_pieces_across_workers(const PieceList& pieces, DType dtype, ReduceOp op, const ResultSink& sink,
-                                        const PartFinisher* finish = nullptr,
-                                        const PartPreparer* prepare = nullptr);
+                                        const PartFinisher* finish = nullptr);
 
   ReplicaRendezvous& rendezvous() { return rendezvous_; }
   // The fused all-reduce's buckets (one packed while the others are on the

@@ -164,27 +164,6 @@ void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient_
   });
 }
 
-namespace {
-
-void prefetch_for_writing(const unsigned char* first, size_t bytes) {
-  constexpr size_t kLine = 64;
-  for (size_t at = 0; at < bytes; at += kLine) __builtin_prefetch(first + at, 1, 3);
-}
-
-}  // namespace
-
-void Optimizer::prefetch(const Variable& variable, uint64_t offset, uint64_t count) const {
-  const size_t element = size_of(variable.dtype());
-  const size_t at = static_cast<size_t>(offset) * element;
-  const size_t bytes = static_cast<size_t>(count) * element;
-  prefetch_for_writing(static_cast<const unsigned char*>(variable.copy(0)) + at, bytes);
-  const auto found = slots_.find(variable.id());
-  if (found == slots_.end()) return;
-  for (const std::vector<unsigned char>* slot : {&found->second.first, &found->second.second}) {
-    if (slot->size() >= at + bytes) prefetch_for_writing(slot->data() + at, bytes);
-  }
-}
-
 void Optimizer::apply_and_publish(Variable& variable, uint64_t offset, const void* const* parts, size_t num_parts,
                                   void* published, uint64_t count, int64_t divisor) {
   check_update(variable, divisor);

@@ -79,13 +79,6 @@ class Optimizer {
   void apply_and_publish(Variable& variable, uint64_t offset, const void* const* parts, size_t num_parts,
                          void* published, uint64_t count, int64_t divisor);
 
-  // Starts loading into this core's cache, for writing, the weights and
-  // slots an update of elements [offset, offset + count) of copy 0 reads and
-  // writes: called a
-  // step ahead while the core would otherwise wait, it takes their reads off
-  // the update's critical path. Changes nothing.
-  void prefetch(const Variable& variable, uint64_t offset, uint64_t count) const;
-
   // Throws unless the optimizer can update this variable's dtype.
   static void check_dtype(const Variable& variable);
 

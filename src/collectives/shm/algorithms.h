@@ -32,10 +32,10 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
 void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 // The same with its input in pieces and its result handed to `sink` part by
 // part (piecewise.h), each rank's own slice reduced by `finish` instead when
-// given (and announced to `prepare` a step ahead); in steps of group.step_bytes(),
+// given; in steps of group.step_bytes(),
 // so every part lies within one step.
 void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
-                         const PartFinisher* finish = nullptr, const PartPreparer* prepare = nullptr);
+                         const PartFinisher* finish = nullptr);
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root);
 void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root);
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype);

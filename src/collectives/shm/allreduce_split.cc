@@ -45,7 +45,7 @@ namespace {
 constexpr int kFinisherInputs = 2;
 
 void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
-                      const PartFinisher* finish, const PartPreparer* prepare, size_t step_bytes) {
+                      const PartFinisher* finish, size_t step_bytes) {
   if (finish != nullptr && op != ReduceOp::SUM) fail(Status::kInternal, "a piecewise all-reduce finishes only a SUM");
   const size_t element = size_of(dtype);
   const size_t per_step = step_bytes / element;
@@ -104,16 +104,9 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
     if (op == ReduceOp::MEAN) finalize_mean(slot + mine, slices.size(me), dtype, n);
     group.publish_reduced();
     if (finish == nullptr) deliver(first + slices.offset(me), slot + mine, slices.size(me));
-    // While the others finish combining, read the next step's input, and let
-    // the finisher start on what it reads for its next part: the memory
-    // traffic overlaps the wait instead of following it.
-    if (first + elements < count) {
-      copy_in(group.my_next_slot(), first + elements);
-      if (finish != nullptr && prepare != nullptr) {
-        const BlockLayout next(std::min(per_step, count - first - elements), n);
-        (*prepare)(first + elements + next.offset(me), next.size(me));
-      }
-    }
+    // While the others finish combining, read the next step's input: the
+    // memory traffic overlaps the wait instead of following it.
+    if (first + elements < count) copy_in(group.my_next_slot(), first + elements);
     group.wait_reduced();
 
     for (int r = 0; r < n; ++r) {
@@ -127,8 +120,8 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
 }  // namespace
 
 void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
-                         const PartFinisher* finish, const PartPreparer* prepare) {
-  split_all_reduce(group, input, sink, dtype, op, finish, prepare, group.step_bytes());
+                         const PartFinisher* finish) {
+  split_all_reduce(group, input, sink, dtype, op, finish, group.step_bytes());
 }
 
 void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
@@ -147,7 +140,7 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
   // A result that overwrites its input takes the short step, which keeps the
   // lines it overwrites cached; into a separate buffer, the whole slot.
   const size_t step_bytes = send == recv ? group.step_bytes() : group.slot_bytes();
-  split_all_reduce(group, input, ResultSink(write_out), dtype, op, nullptr, nullptr, step_bytes);
+  split_all_reduce(group, input, ResultSink(write_out), dtype, op, nullptr, step_bytes);
 }
 
 }  // namespace dist

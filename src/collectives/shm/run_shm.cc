@@ -48,7 +48,7 @@ void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t se
     case CollectiveKind::kAllReduce:
       if (call.pieces != nullptr) {
         // Only the split algorithm hands its result over part by part.
-        shm_allreduce_split(group, *call.pieces, *call.sink, s.dtype, s.op, call.finish, call.prepare);
+        shm_allreduce_split(group, *call.pieces, *call.sink, s.dtype, s.op, call.finish);
       } else if (use_direct(count * size_of(s.dtype), all_reduce)) {
         shm_allreduce_direct(group, call.send, call.recv, count, s.dtype, s.op);
       } else {
