@@ -3,12 +3,13 @@
 // user has not set the variable (UCX_<NAME>), so every UCX setting keeps
 // working as UCX documents it. DIST_UCX_DEFAULTS=0 turns them off.
 //
-// Restricted to TCP (with bulk endpoints, below), messages go eagerly up to
-// 512 KiB and by rendezvous above; without them every message goes eagerly. UCX's TCP rendezvous writes straight from the sender's buffer and
-// reads straight into the receiver's, but only on endpoints without error
-// handling (UcxWorker::bulk_endpoint); up to 512 KiB its extra round trip
-// costs more than the copies it saves (64 KiB: 104 against 33 us, 1 MiB:
-// level; a 2-rank all-reduce under UCX_TLS=tcp, bench/README.md).
+// Restricted to TCP, with bulk endpoints (below), messages go eagerly up to
+// 512 KiB and by rendezvous above; without them every message goes eagerly.
+// UCX's TCP rendezvous writes straight from the sender's buffer and reads
+// straight into the receiver's, but only on endpoints without error handling
+// (UcxWorker::bulk_endpoint); up to 512 KiB its extra round trip costs more
+// than the copies it saves (64 KiB: 104 against 33 us, 1 MiB: level; a 2-rank
+// all-reduce under UCX_TLS=tcp, bench/README.md).
 //
 // Nothing here touches the environment: setenv in a library races with
 // getenv in every other thread of the process (UCX reads its variables with

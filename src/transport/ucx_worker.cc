@@ -120,6 +120,7 @@ void UcxWorker::disconnect(bool force) {
     endpoints_[rank] = nullptr;
     bulk_endpoints_[rank] = nullptr;
   }
+  has_bulk_endpoints_ = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2000);
   for (void* request : closing) {
     if (request == nullptr) continue;

@@ -63,7 +63,7 @@ class UcxWorker {
   ucp_worker_h worker_ = nullptr;
   std::string address_;
   std::vector<ucp_ep_h> endpoints_;
-  std::vector<ucp_ep_h> bulk_endpoints_;  // entries equal to endpoints_' where there is no second one
+  std::vector<ucp_ep_h> bulk_endpoints_;  // the endpoints_ entry itself where there is no second one
   bool has_bulk_endpoints_ = false;
   std::vector<ErrorSlot> error_slots_;
   PeerErrorHandler on_error_;

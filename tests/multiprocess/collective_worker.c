@@ -348,7 +348,8 @@ static void scenario_kill(dist_context_t* context, int victim, int during) {
   }
   double start = now_seconds();
   dist_status_t st = DIST_OK;
-  for (int i = 0; i < (during ? 1000 : 20) && st == DIST_OK; ++i) st = dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL);
+  const int calls = during ? 1000 : 20; /* during: more than run before the victim dies */
+  for (int i = 0; i < calls && st == DIST_OK; ++i) st = dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL);
   double elapsed = now_seconds() - start;
   printf("status %s after %.2f s: %s\n", dist_status_string(st), elapsed, dist_last_error());
   CHECK(st == DIST_ERR_PEER_FAILED || st == DIST_ERR_TIMEOUT, "expected a peer failure, got %s",

@@ -26,6 +26,11 @@ void copy_others_slices(const ShmGroup& group, const PieceList& input, unsigned 
 
 namespace {
 
+// A finisher adds up to this many inputs itself, in the same pass as its own
+// work, so the sum is never written; more are reduced first by the kernels,
+// which vectorize any count, and handed over as one.
+constexpr int kFinisherInputs = 2;
+
 // Per step, with the chunk cut into n slices and rank r owning slice r:
 //   1. each rank copies into its slot only the slices the others own (for the
 //      next step already while it waits for the others in step 2);
@@ -39,11 +44,6 @@ namespace {
 // it crosses cores.
 //
 // In steps of `step_bytes` (at most a slot).
-// A finisher adds up to this many inputs itself, in the same pass as its own
-// work, so the sum is never written; more are reduced first by the kernels,
-// which vectorize any count, and handed over as one.
-constexpr int kFinisherInputs = 2;
-
 void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
                       const PartFinisher* finish, size_t step_bytes) {
   if (finish != nullptr && op != ReduceOp::SUM) fail(Status::kInternal, "a piecewise all-reduce finishes only a SUM");
@@ -79,7 +79,10 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
   // Hands the finisher this rank's part at `out` of the step: the inputs as
   // they are, or reduced first when there are more than it adds up itself.
   auto finish_part = [&](size_t first_element, unsigned char* out, size_t elements) {
-    if (n <= kFinisherInputs) return finish_own(first_element, PartInputs{inputs, static_cast<size_t>(n)}, out, elements);
+    if (n <= kFinisherInputs) {
+      finish_own(first_element, PartInputs{inputs, static_cast<size_t>(n)}, out, elements);
+      return;
+    }
     reduce_many(out, inputs, static_cast<size_t>(n), elements, dtype, op);
     const void* reduced = out;
     finish_own(first_element, PartInputs{&reduced, 1}, out, elements);
