@@ -92,8 +92,14 @@ void UcxWorker::connect(const std::vector<std::string>& remote_addresses, PeerEr
     bulk.err_mode = UCP_ERR_HANDLING_MODE_NONE;
     status = ucp_ep_create(worker_, &bulk, &bulk_endpoints_[rank]);
     if (status != UCS_OK) fail_ucx("ucp_ep_create", status);
-    has_bulk_endpoints_ = true;
   }
+}
+
+bool UcxWorker::has_bulk_endpoints() const {
+  for (size_t rank = 0; rank < endpoints_.size(); ++rank) {
+    if (bulk_endpoints_[rank] != endpoints_[rank]) return true;
+  }
+  return false;
 }
 
 void UcxWorker::disconnect(bool force) {
@@ -120,7 +126,6 @@ void UcxWorker::disconnect(bool force) {
     endpoints_[rank] = nullptr;
     bulk_endpoints_[rank] = nullptr;
   }
-  has_bulk_endpoints_ = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2000);
   for (void* request : closing) {
     if (request == nullptr) continue;

@@ -43,7 +43,7 @@ class UcxWorker {
   // first, which carries every header. The same as endpoint() otherwise.
   ucp_ep_h bulk_endpoint(int rank) const { return bulk_endpoints_[static_cast<size_t>(rank)]; }
   // Whether connect() made bulk endpoints.
-  bool has_bulk_endpoints() const { return has_bulk_endpoints_; }
+  bool has_bulk_endpoints() const;
   ucp_worker_h worker() const { return worker_; }
   std::mutex& lock() { return lock_; }
 
@@ -64,7 +64,6 @@ class UcxWorker {
   std::string address_;
   std::vector<ucp_ep_h> endpoints_;
   std::vector<ucp_ep_h> bulk_endpoints_;  // the endpoints_ entry itself where there is no second one
-  bool has_bulk_endpoints_ = false;
   std::vector<ErrorSlot> error_slots_;
   PeerErrorHandler on_error_;
   std::mutex lock_;
