@@ -77,9 +77,12 @@ class PieceList {
 // Receives each finished part of the result.
 using ResultSink = FunctionRef<void(size_t first, const void* data, size_t count)>;
 
-// The inputs of one part on the rank that reduces it: `size` buffers of the
-// part's elements whose element-wise SUM, added in this order, is the reduced
-// part (the ranks' inputs in rank order, or one buffer already reduced).
+// The inputs of one part on the rank that reduces it: `size` buffers (1 to
+// kMaxPartInputs) of the part's elements whose element-wise SUM, added in this
+// order, is the reduced part: the ranks' inputs in rank order, or, with more
+// ranks than that, one buffer already reduced. A finisher adds up so few
+// inputs in its own pass; the reduction kernels vectorize any count.
+inline constexpr size_t kMaxPartInputs = 2;
 struct PartInputs {
   const void* const* buffers = nullptr;
   size_t size = 0;

@@ -233,7 +233,6 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
   const std::vector<DType> dtypes = dtypes_in_order(tensors);
   std::vector<Piece> pieces;
   std::vector<size_t> tensor_of;  // the tensor each piece is
-  std::vector<const void*> shifted_inputs;  // a finisher's inputs, from a span's first element
   for (DType dtype : dtypes) {
     pieces.clear();
     tensor_of.clear();
@@ -266,12 +265,15 @@ void fuse_in_one_call(Strategy& strategy, ReduceOp op, const std::vector<std::ve
     auto to_finisher = [&](size_t first, const PartInputs& inputs, void* out, size_t count) {
       list.for_each_span(first, count, [&](size_t piece, size_t offset, size_t at, size_t elements) {
         const size_t skip = at * size_of(dtype);
-        shifted_inputs.resize(inputs.size);
+        if (inputs.size < 1 || inputs.size > kMaxPartInputs) {
+          fail(Status::kInternal, "fused_all_reduce: a finisher got " + std::to_string(inputs.size) + " inputs");
+        }
+        const void* shifted_inputs[kMaxPartInputs];  // from the span's first element
         for (size_t i = 0; i < inputs.size; ++i) {
           shifted_inputs[i] = static_cast<const unsigned char*>(inputs.buffers[i]) + skip;
         }
         (*finish)(FusedSegment{tensor_of[piece], offset, elements, dtype, false},
-                  PartInputs{shifted_inputs.data(), inputs.size}, static_cast<unsigned char*>(out) + skip);
+                  PartInputs{shifted_inputs, inputs.size}, static_cast<unsigned char*>(out) + skip);
       });
     };
     const PartFinisher finisher(to_finisher);

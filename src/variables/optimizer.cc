@@ -63,9 +63,7 @@ void with_mean(int64_t divisor, F&& f) {
 }
 
 // Calls f(gradient), where gradient(i) is the mean of element i's sum over
-// `num_parts` buffers, added in order. One and two parts (what a shared call
-// hands over) get loops of their own, which vectorize; more take the general
-// one.
+// `num_parts` buffers (1 or 2), added in order.
 template <typename T, typename Mean, typename F>
 void with_summed_gradient(const void* const* parts, size_t num_parts, Mean mean, F&& f) {
   const T* first = static_cast<const T*>(parts[0]);
@@ -74,15 +72,7 @@ void with_summed_gradient(const void* const* parts, size_t num_parts, Mean mean,
     return;
   }
   const T* second = static_cast<const T*>(parts[1]);
-  if (num_parts == 2) {
-    f([first, second, mean](size_t i) { return mean(first[i] + second[i]); });
-    return;
-  }
-  f([parts, num_parts, mean](size_t i) {
-    T sum = static_cast<const T*>(parts[0])[i] + static_cast<const T*>(parts[1])[i];
-    for (size_t p = 2; p < num_parts; ++p) sum += static_cast<const T*>(parts[p])[i];
-    return mean(sum);
-  });
+  f([first, second, mean](size_t i) { return mean(first[i] + second[i]); });
 }
 
 }  // namespace
@@ -167,7 +157,10 @@ void Optimizer::apply(Variable& variable, uint64_t offset, const void* gradient_
 void Optimizer::apply_and_publish(Variable& variable, uint64_t offset, const void* const* parts, size_t num_parts,
                                   void* published, uint64_t count, int64_t divisor) {
   check_update(variable, divisor);
-  if (num_parts == 0) fail(Status::kInternal, "Optimizer::apply_and_publish without a gradient");
+  if (num_parts < 1 || num_parts > 2) {
+    fail(Status::kInternal, "Optimizer::apply_and_publish: " + std::to_string(num_parts) +
+                                " gradient buffers, not 1 or 2");
+  }
   Slots& slots = slots_of(variable);
   if (!stateless()) {
     if (!slots.partial) fail(Status::kInternal, "Optimizer::apply_and_publish outside a shared call");

@@ -70,8 +70,9 @@ class Optimizer {
   void apply(Variable& variable, uint64_t offset, const void* gradient_sum, uint64_t count, int64_t divisor);
 
   // apply() in a shared call, from a gradient sum it adds up itself: element
-  // i's sum is parts[0][i] + parts[1][i] + ... in that order, the bits an
-  // all-reduce's SUM of those buffers gives. In the same pass it writes the
+  // i's sum is parts[0][i], or parts[0][i] + parts[1][i] (num_parts 1 or 2,
+  // as collectives/piecewise.h hands them over), the bits an all-reduce's SUM
+  // of those buffers gives. In the same pass it writes the
   // new values to `published`, which the other workers copy instead of
   // repeating the update (the same bits, computed once); `published` may be
   // parts[0] when there is one part. This worker then holds the slots of

@@ -26,11 +26,6 @@ void copy_others_slices(const ShmGroup& group, const PieceList& input, unsigned 
 
 namespace {
 
-// A finisher adds up to this many inputs itself, in the same pass as its own
-// work, so the sum is never written; more are reduced first by the kernels,
-// which vectorize any count, and handed over as one.
-constexpr int kFinisherInputs = 2;
-
 // Per step, with the chunk cut into n slices and rank r owning slice r:
 //   1. each rank copies into its slot only the slices the others own (for the
 //      next step already while it waits for the others in step 2);
@@ -79,7 +74,7 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
   // Hands the finisher this rank's part at `out` of the step: the inputs as
   // they are, or reduced first when there are more than it adds up itself.
   auto finish_part = [&](size_t first_element, unsigned char* out, size_t elements) {
-    if (n <= kFinisherInputs) {
+    if (static_cast<size_t>(n) <= kMaxPartInputs) {
       finish_own(first_element, PartInputs{inputs, static_cast<size_t>(n)}, out, elements);
       return;
     }
