@@ -331,7 +331,17 @@ static void check_batch(dist_buffer_t* buffers, int local, dist_op_t op, const c
       for (uint64_t e = 0; e < kBatchSizes[i]; ++e) {
         double want = 0;
         for (int32_t id = 0; id < replicas; ++id) want += batch_value(id, i, e, kBatchTypes[i]);
-        if (op == DIST_OP_MEAN) want = integer ? floor(want / replicas) : want / replicas;
+        /* The sums are exact; a mean is rounded to the tensor's type (f32 by
+         * an f32 division, as the library divides). */
+        if (op == DIST_OP_MEAN) {
+          if (integer) {
+            want = floor(want / replicas);
+          } else if (kBatchTypes[i] == DIST_DTYPE_F32) {
+            want = (double)((float)want / (float)replicas);
+          } else {
+            want /= replicas;
+          }
+        }
         const double got = batch_element(b, e);
         if (got != want) {
           CHECK(0, "%s: replica %d tensor %d element %llu = %g, expected %g", what, r, i, (unsigned long long)e, got,
