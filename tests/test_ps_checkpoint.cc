@@ -43,7 +43,7 @@ VariableSpec table_spec(uint64_t offset, uint64_t rows) {
   spec.shape = {10, 3};
   spec.row_offset = offset;
   spec.rows = rows;
-  spec.optimizer.kind = OptimizerKind::kAdagrad;
+  spec.optimizer = dist::OptimizerConfig{dist::OptimizerKind::kAdagrad};
   return spec;
 }
 

@@ -14,8 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "internal_test_support.h"
@@ -35,6 +37,8 @@
 namespace {
 
 using dist::DType;
+using dist::OptimizerConfig;
+using dist::OptimizerKind;
 using dist::Status;
 using namespace dist::ps;
 
@@ -60,13 +64,15 @@ ClientOptions client_options(const std::vector<Server*>& servers, int64_t worker
   return options;
 }
 
-VariableSpec spec_of(const char* name, DType dtype, std::vector<int64_t> shape, OptimizerKind kind = OptimizerKind::kNone) {
+// Without a kind: no optimizer.
+VariableSpec spec_of(const char* name, DType dtype, std::vector<int64_t> shape,
+                     std::optional<OptimizerKind> kind = std::nullopt) {
   VariableSpec spec;
   spec.name = name;
   spec.dtype = dtype;
   spec.shape = std::move(shape);
   spec.rows = spec.total_rows();
-  spec.optimizer.kind = kind;
+  if (kind) spec.optimizer = OptimizerConfig{*kind};
   return spec;
 }
 
@@ -98,7 +104,7 @@ void test_dense_and_sparse_ops_over_two_servers(void** state) {
   PsClient client(client_options({a.get(), b.get()}));
   // 7 rows x 2 f64 in 3 shards on servers 0, 1, 0; SGD with lr 0.5.
   VariableSpec spec = spec_of("w", DType::F64, {7, 2}, OptimizerKind::kSgd);
-  spec.optimizer.learning_rate = 0.5;
+  spec.optimizer->learning_rate = 0.5;
   dist::PsVariable w(client, spec, place(2, spec, 3));
   std::vector<double> init(14), got(14), ref(14);
   for (int i = 0; i < 14; ++i) init[i] = ref[i] = i * 1.5;
@@ -203,7 +209,7 @@ void test_synchronous_rounds(void** state) {
   (void)state;
   auto server = start_server();
   VariableSpec spec = spec_of("sync", DType::F32, {4}, OptimizerKind::kSgd);
-  spec.optimizer.learning_rate = 1.0;
+  spec.optimizer->learning_rate = 1.0;
   spec.sync.replicas_to_aggregate = 2;
   const dist::VariablePlacement placement = place(1, spec, 1);
   std::vector<std::vector<float>> seen(2);
@@ -491,6 +497,41 @@ void test_restart_restores_latest_checkpoint(void** state) {
   std::system(("rm -rf '" + root + "'").c_str());
 }
 
+// The protocol's optimizer numbers (create requests, checkpoint shard
+// files) stay as they were: 0 none, 1 sgd, 2 momentum, 3 adagrad, 4 adam.
+void test_spec_optimizer_numbers(void** state) {
+  (void)state;
+  const std::pair<std::optional<OptimizerKind>, int32_t> numbers[] = {{std::nullopt, 0},
+                                                                      {OptimizerKind::kSgd, 1},
+                                                                      {OptimizerKind::kMomentum, 2},
+                                                                      {OptimizerKind::kAdagrad, 3},
+                                                                      {OptimizerKind::kAdam, 4}};
+  for (const auto& [kind, number] : numbers) {
+    const VariableSpec spec = spec_of("w", DType::F32, {2}, kind);
+    ByteWriter prefix;  // what precedes the number
+    prefix.put_string(spec.name);
+    prefix.put(static_cast<int32_t>(spec.dtype));
+    prefix.put(uint32_t{1});
+    prefix.put(int64_t{2});
+    prefix.put(spec.row_offset);
+    prefix.put(spec.rows);
+    ByteWriter encoded;
+    encode_spec(spec, encoded);
+    uint8_t* at = encoded.bytes().data() + prefix.bytes().size();
+    int32_t wire = -1;
+    std::memcpy(&wire, at, sizeof wire);
+    assert_int_equal(wire, number);
+    ByteReader reader(encoded.bytes().data(), encoded.bytes().size(), "spec");
+    const VariableSpec decoded = decode_spec(reader);
+    assert_int_equal(decoded.optimizer.has_value(), kind.has_value());
+    if (kind) assert_int_equal(static_cast<int>(decoded.optimizer->kind), static_cast<int>(*kind));
+    const int32_t beyond = 5;
+    std::memcpy(at, &beyond, sizeof beyond);
+    ByteReader bad(encoded.bytes().data(), encoded.bytes().size(), "spec");
+    expect_invalid("optimizer 5", "optimizer 5 is not one of 0 none", [&] { decode_spec(bad); });
+  }
+}
+
 // Random bytes in every operation's payload, and random corruptions of a valid
 // create: always an error reply (or a valid create), never a crash.
 void test_handler_survives_garbage(void** state) {
@@ -558,6 +599,7 @@ int main(void) {
       cmocka_unit_test(test_hostile_lane_peers),
       cmocka_unit_test(test_restart_restores_latest_checkpoint),
       cmocka_unit_test(test_handler_survives_garbage),
+      cmocka_unit_test(test_spec_optimizer_numbers),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

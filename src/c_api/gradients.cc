@@ -40,7 +40,7 @@ void check_trainable(const Strategy& strategy, const Variable& variable, const T
     fail_invalid("vars[" + std::to_string(i) + "] ('" + variable.name() +
                  "') is ON_READ; gradients update ON_WRITE variables");
   }
-  Optimizer::check_dtype(variable);
+  WorkerOptimizer::check_dtype(variable);
   variable.check_buffer(gradient, ("the gradient of vars[" + std::to_string(i) + "]").c_str());
 }
 
@@ -66,7 +66,7 @@ DIST_EXPORT dist_status_t dist_optimizer_create(const dist_optimizer_options_t* 
   return call_guarded(__func__, [&] {
     require(optimizer, "optimizer");
     auto created = std::make_unique<dist_optimizer>();
-    created->optimizer = std::make_unique<dist::Optimizer>(dist::read_optimizer_options(options));
+    created->optimizer = std::make_unique<dist::WorkerOptimizer>(dist::read_optimizer_options(options));
     *optimizer = created.release();
   });
 }
@@ -96,7 +96,7 @@ DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strateg
   return call_guarded(__func__, [&] {
     dist::Strategy& s = *require(strategy, "strategy")->strategy;
     s.require_cross_replica("dist_strategy_apply_gradients");
-    dist::Optimizer& opt = *require(optimizer, "optimizer")->optimizer;
+    dist::WorkerOptimizer& opt = *require(optimizer, "optimizer")->optimizer;
     if (n > 0) require(vars, "vars");
     const auto gradients = dist::per_replica_tensors(s, grads, n, "grads");
     std::vector<dist::Variable*> variables;

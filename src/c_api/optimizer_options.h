@@ -1,14 +1,22 @@
-// dist_optimizer_options_t as the optimizer configuration of the workers'
-// optimizer (dist_optimizer_create) and of the parameter servers' optimizer
-// (a PARAMETER_SERVER variable's options.optimizer).
+// dist_optimizer_options_t as an optimizer configuration, read and checked
+// here for both users: the workers' optimizer (dist_optimizer_create) and the
+// parameter servers' optimizer (a PARAMETER_SERVER variable's
+// options.optimizer).
 #pragma once
 
 #include "c_api.h"
-#include "ps/optimizer_config.h"
-#include "variables/optimizer.h"
+#include "optimizers/optimizer_config.h"
 
 namespace dist {
 
+static_assert(static_cast<int32_t>(OptimizerKind::kSgd) == DIST_OPTIMIZER_SGD &&
+                  static_cast<int32_t>(OptimizerKind::kMomentum) == DIST_OPTIMIZER_MOMENTUM &&
+                  static_cast<int32_t>(OptimizerKind::kAdam) == DIST_OPTIMIZER_ADAM &&
+                  static_cast<int32_t>(OptimizerKind::kAdagrad) == DIST_OPTIMIZER_ADAGRAD,
+              "OptimizerKind must number kinds as the C ABI does");
+
+// Unset fields take their documented defaults (Adam's learning rate: 0.001).
+// Throws invalid-argument naming the first field out of range.
 inline OptimizerConfig read_optimizer_options(const dist_optimizer_options_t* in) {
   OptimizerConfig out;
   if (in == nullptr) return out;
@@ -22,28 +30,7 @@ inline OptimizerConfig read_optimizer_options(const dist_optimizer_options_t* in
   if (has(DIST_OPTIMIZER_OPT_BETA_2)) out.beta_2 = in->beta_2;
   if (has(DIST_OPTIMIZER_OPT_EPSILON)) out.epsilon = in->epsilon;
   if (has(DIST_OPTIMIZER_OPT_INITIAL_ACCUMULATOR_VALUE)) out.initial_accumulator_value = in->initial_accumulator_value;
-  return out;
-}
-
-// The same settings for the servers' optimizer, validated there as here.
-inline ps::OptimizerConfig server_optimizer_options(const dist_optimizer_options_t* in) {
-  const OptimizerConfig worker = read_optimizer_options(in);
-  check_optimizer_config(worker);  // its messages name the C API's fields
-  ps::OptimizerConfig out;
-  switch (worker.kind) {
-    case OptimizerKind::kSgd: out.kind = ps::OptimizerKind::kSgd; break;
-    case OptimizerKind::kMomentum: out.kind = ps::OptimizerKind::kMomentum; break;
-    case OptimizerKind::kAdam: out.kind = ps::OptimizerKind::kAdam; break;
-    case OptimizerKind::kAdagrad: out.kind = ps::OptimizerKind::kAdagrad; break;
-  }
-  out.learning_rate = worker.learning_rate;
-  out.momentum = worker.momentum;
-  out.nesterov = worker.nesterov;
-  out.beta1 = worker.beta_1;
-  out.beta2 = worker.beta_2;
-  out.epsilon = worker.epsilon;
-  out.initial_accumulator_value = worker.initial_accumulator_value;
-  ps::validate(out);
+  check_optimizer_config(out);
   return out;
 }
 

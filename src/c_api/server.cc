@@ -88,7 +88,7 @@ DIST_EXPORT dist_status_t dist_server_describe(const dist_server_t* server, char
       const dist::ps::VariableSpec& spec = entry.variable->spec();
       variables.push_back({{"id", entry.id}, {"name", spec.name}, {"dtype", dist::name(spec.dtype)},
                            {"shape", spec.shape}, {"row_offset", spec.row_offset}, {"rows", spec.rows},
-                           {"bytes", spec.bytes()}, {"optimizer", dist::ps::optimizer_name(spec.optimizer.kind)},
+                           {"bytes", spec.bytes()}, {"optimizer", dist::ps::optimizer_label(spec)},
                            {"version", entry.variable->version()}});
     }
     dist::Json document = {{"address", s.bound_address()}, {"stopping", s.stopping()},

@@ -12,8 +12,8 @@
 #include "strategy/replica_context.h"
 #include "strategy/strategy.h"
 #include "strategy/tensor_ref.h"
-#include "variables/optimizer.h"
 #include "variables/variable.h"
+#include "variables/worker_optimizer.h"
 
 struct dist_strategy {
   std::shared_ptr<dist::Strategy> strategy;
@@ -33,7 +33,7 @@ struct dist_variable {
 };
 
 struct dist_optimizer {
-  std::unique_ptr<dist::Optimizer> optimizer;
+  std::unique_ptr<dist::WorkerOptimizer> optimizer;
 };
 
 struct dist_input_context {

@@ -73,7 +73,7 @@ VariableSpec read_variable_options(const dist_variable_options_t* in) {
   if (has(DIST_VARIABLE_OPT_SYNCHRONIZATION)) spec.synchronization = synchronization_from_int(in->synchronization);
   if (has(DIST_VARIABLE_OPT_AGGREGATION)) spec.aggregation = aggregation_from_int(in->aggregation);
   if (has(DIST_VARIABLE_OPT_OPTIMIZER)) {
-    spec.server_optimizer = server_optimizer_options(require(in->optimizer, "options: optimizer"));
+    spec.server_optimizer = read_optimizer_options(require(in->optimizer, "options: optimizer"));
   }
   read_partitioner_options(in, spec.partitioner);
   if (has(DIST_VARIABLE_OPT_COLOCATE_WITH)) {

@@ -9,6 +9,7 @@
 
 #include "ps/checkpoint_manifest.h"
 #include "base/status.h"
+#include "optimizers/optimizer_slots.h"
 #include "ps/sha256.h"
 
 namespace dist::ps {
@@ -71,7 +72,7 @@ std::optional<ShardState> CheckpointReader::load(const VariableSpec& spec) const
   state.values.resize(spec.bytes());
   const size_t row_bytes = spec.row_bytes();
   const uint64_t first = spec.row_offset, last = spec.row_offset + spec.rows;
-  const size_t slots = static_cast<size_t>(slot_count(spec.optimizer.kind));
+  const size_t slots = spec.optimizer ? static_cast<size_t>(slot_count(spec.optimizer->kind)) : 0;
   bool slots_complete = slots > 0;
   state.slots.assign(slots, std::vector<uint8_t>(spec.bytes()));
   uint64_t covered = 0;

@@ -118,7 +118,7 @@ Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload, std:
       reply.args[1] = static_cast<uint64_t>(created.outcome);
       if (created.outcome != CreateOutcome::kExisted && log_) {
         log_(std::string(created.outcome == CreateOutcome::kRestored ? "restored " : "created ") + describe(spec) +
-             " (" + std::to_string(spec.bytes()) + " bytes, optimizer " + optimizer_name(spec.optimizer.kind) + ")");
+             " (" + std::to_string(spec.bytes()) + " bytes, optimizer " + optimizer_label(spec) + ")");
       }
       return reply;
     }
@@ -172,7 +172,7 @@ Reply RequestHandler::run(const RpcHeader& request, const uint8_t* payload, std:
         const VariableSpec& spec = entry.variable->spec();
         list.push_back({{"id", entry.id}, {"name", spec.name}, {"dtype", name(spec.dtype)}, {"shape", spec.shape},
                         {"row_offset", spec.row_offset}, {"rows", spec.rows}, {"bytes", spec.bytes()},
-                        {"optimizer", optimizer_name(spec.optimizer.kind)}, {"version", entry.variable->version()}});
+                        {"optimizer", optimizer_label(spec)}, {"version", entry.variable->version()}});
       }
       set_bytes(reply, list.dump());
       return reply;

@@ -6,16 +6,12 @@
 
 #include "base/status.h"
 #include "collectives/reduce_kernels.h"
+#include "optimizers/dense_update.h"
+#include "optimizers/optimizer_slots.h"
 #include "ps/elementwise.h"
 
 namespace dist::ps {
 namespace {
-
-template <typename T>
-void fill(std::vector<uint8_t>& buffer, double value) {
-  T* p = reinterpret_cast<T*>(buffer.data());
-  std::fill(p, p + buffer.size() / sizeof(T), static_cast<T>(value));
-}
 
 // Checked before anything is sized by it.
 const VariableSpec& validated(const VariableSpec& spec) {
@@ -26,16 +22,10 @@ const VariableSpec& validated(const VariableSpec& spec) {
 }  // namespace
 
 ShardVariable::ShardVariable(const VariableSpec& spec, const void* initial)
-    : spec_(validated(spec)),
-      optimizer_(make_optimizer(spec.optimizer)),
-      values_(std::make_shared<SharedValues>(std::vector<uint8_t>(spec.bytes()))) {
+    : spec_(validated(spec)), values_(std::make_shared<SharedValues>(std::vector<uint8_t>(spec.bytes()))) {
   std::vector<uint8_t>& bytes = values_->bytes;
   if (initial != nullptr && !bytes.empty()) std::memcpy(bytes.data(), initial, bytes.size());
-  for (int k = 0; k < slot_count(spec_.optimizer.kind); ++k) {
-    slots_.emplace_back(bytes.size());
-    if (spec_.dtype == DType::F32) fill<float>(slots_.back(), optimizer_->initial_slot_value());
-    if (spec_.dtype == DType::F64) fill<double>(slots_.back(), optimizer_->initial_slot_value());
-  }
+  if (spec_.optimizer) slots_ = new_slots(*spec_.optimizer, spec_.dtype, spec_.elements());
 }
 
 ShardVariable::ShardVariable(ShardState state) : ShardVariable(state.spec, nullptr) { restore(state); }
@@ -157,24 +147,14 @@ uint64_t ShardVariable::assign_sub(const void* values) {
 }
 
 void ShardVariable::require_optimizer(const char* what) const {
-  if (!optimizer_) {
+  if (!spec_.optimizer) {
     fail_invalid(std::string(what) + ": variable " + quoted(spec_.name) + " has no optimizer");
   }
 }
 
-void ShardVariable::run_optimizer(void* var, const void* grad, size_t element_offset, size_t count) {
-  float* f_slots[2] = {};
-  double* d_slots[2] = {};
-  const size_t byte_offset = element_offset * size_of(spec_.dtype);
-  for (size_t k = 0; k < slots_.size(); ++k) {
-    f_slots[k] = reinterpret_cast<float*>(slots_[k].data() + byte_offset);
-    d_slots[k] = reinterpret_cast<double*>(slots_[k].data() + byte_offset);
-  }
-  if (spec_.dtype == DType::F32) {
-    optimizer_->apply(static_cast<float*>(var), static_cast<const float*>(grad), f_slots, count, optimizer_step_);
-  } else {
-    optimizer_->apply(static_cast<double*>(var), static_cast<const double*>(grad), d_slots, count, optimizer_step_);
-  }
+void ShardVariable::run_optimizer(void* values, const void* grad, size_t first, size_t count) {
+  dense_update_from_array(*spec_.optimizer, optimizer_step_, spec_.dtype,
+                          update_target(values, slots_, spec_.dtype, first, count), grad);
 }
 
 ShardVariable::GradientOutcome ShardVariable::apply_gradient(const void* gradient, int64_t worker, uint64_t step) {
@@ -263,8 +243,7 @@ uint64_t ShardVariable::apply_sparse_gradient(const int64_t* rows, size_t count,
   ++optimizer_step_;
   uint8_t* const mine = writable().data();
   for (const auto& [row, gradient] : merged) {
-    const size_t offset = static_cast<size_t>(row) * row_elements;
-    run_optimizer(mine + offset * size_of(spec_.dtype), gradient.data(), offset, row_elements);
+    run_optimizer(mine, gradient.data(), static_cast<size_t>(row) * row_elements, row_elements);
   }
   return bump();
 }

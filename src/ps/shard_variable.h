@@ -15,7 +15,6 @@
 #include <set>
 #include <vector>
 
-#include "ps/optimizers/optimizer.h"
 #include "ps/variable_spec.h"
 
 namespace dist::ps {
@@ -24,7 +23,7 @@ namespace dist::ps {
 struct ShardState {
   VariableSpec spec;
   std::vector<uint8_t> values;
-  std::vector<std::vector<uint8_t>> slots;  // slot_count(spec.optimizer.kind) buffers
+  std::vector<std::vector<uint8_t>> slots;  // the optimizer's (optimizers/optimizer_slots.h)
   uint64_t version = 0;
   int64_t optimizer_step = 0;  // updates the optimizer has applied (Adam's t)
 };
@@ -92,11 +91,12 @@ class ShardVariable {
   void wait_for(std::unique_lock<std::mutex>& lock, uint64_t min_version, Clock::time_point deadline,
                 const std::atomic<bool>* cancel) const;
   void require_optimizer(const char* what) const;
-  void run_optimizer(void* var, const void* grad, size_t element_offset, size_t count);
+  // One optimizer step over elements [first, first + count) of `values`
+  // (the shard's, from element 0) and of the slots.
+  void run_optimizer(void* values, const void* grad, size_t first, size_t count);
   uint64_t bump();
 
   VariableSpec spec_;
-  std::unique_ptr<Optimizer> optimizer_;
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   // The values, and how many pulls are being sent straight from them

@@ -48,11 +48,16 @@ void validate(const VariableSpec& spec) {
     fail_invalid(what + ": a shard of " + std::to_string(spec.rows) + " rows is larger than the " +
                  std::to_string(kMaxShardBytes >> 30) + " GiB limit");
   }
-  validate(spec.optimizer);
-  if (spec.optimizer.kind != OptimizerKind::kNone && spec.dtype != DType::F32 && spec.dtype != DType::F64) {
-    fail(Status::kUnsupported, what + ": optimizer " + optimizer_name(spec.optimizer.kind) +
-                                   " needs an f32 or f64 variable, not " + name(spec.dtype));
+  if (!spec.optimizer) return;
+  check_optimizer_config(*spec.optimizer);
+  if (!optimizer_updates(spec.dtype)) {
+    fail(Status::kUnsupported, what + ": optimizer " + optimizer_label(spec) + " needs an f32 or f64 variable, not " +
+                                   name(spec.dtype));
   }
+}
+
+const char* optimizer_label(const VariableSpec& spec) {
+  return spec.optimizer ? optimizer_name(spec.optimizer->kind) : "none";
 }
 
 bool same_slice(const VariableSpec& a, const VariableSpec& b) {

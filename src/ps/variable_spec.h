@@ -6,11 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/dtype.h"
-#include "ps/optimizer_config.h"
+#include "optimizers/optimizer_config.h"
 
 namespace dist::ps {
 
@@ -29,7 +30,10 @@ struct VariableSpec {
   std::vector<int64_t> shape;  // of the whole variable
   uint64_t row_offset = 0;     // first row of the variable this shard holds
   uint64_t rows = 1;           // rows this shard holds
-  OptimizerConfig optimizer;
+  // None: apply_gradient is refused (the variable is only read and assigned).
+  // Each variable carries its own, so two variables on one server can train
+  // with different optimizers and learning rates.
+  std::optional<OptimizerConfig> optimizer;
   SyncConfig sync;
 
   uint64_t total_rows() const { return shape.empty() ? 1 : static_cast<uint64_t>(shape[0]); }
@@ -51,6 +55,9 @@ void validate(const VariableSpec& spec);
 
 // Same variable and the same rows of it (update settings aside).
 bool same_slice(const VariableSpec& a, const VariableSpec& b);
+
+// The optimizer's name ("sgd", "adam", ...), or "none".
+const char* optimizer_label(const VariableSpec& spec);
 
 // "name[rows 0..9 of 10] f32 [10,4]" for logs and messages.
 std::string describe(const VariableSpec& spec);

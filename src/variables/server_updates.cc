@@ -181,7 +181,7 @@ void Variable::create_on_servers(const VariableSpec& spec) {
   remote.rows = remote.total_rows();
   remote.optimizer = spec.server_optimizer;
   if (spec.sync_gradients) {
-    if (spec.server_optimizer.kind == ps::OptimizerKind::kNone) {
+    if (!spec.server_optimizer) {
       fail_invalid("variable '" + name_ + "': sync_gradients needs an optimizer to apply the rounds' gradients");
     }
     const int workers = servers->position().count;
@@ -235,7 +235,7 @@ void Variable::update_on_servers(UpdateKind kind, const TensorRef& value) {
 }
 
 void Variable::require_server_optimizer(const char* call) const {
-  if (server_->spec().optimizer.kind == ps::OptimizerKind::kNone) {
+  if (!server_->spec().optimizer) {
     fail_invalid(std::string(call) + " of variable '" + name_ +
                  "': it was created without an optimizer (options.optimizer)");
   }

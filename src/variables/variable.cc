@@ -47,7 +47,7 @@ Variable::Variable(std::shared_ptr<Strategy> strategy, const VariableSpec& spec)
     create_on_servers(spec);
     return;
   }
-  if (spec.server_optimizer.kind != ps::OptimizerKind::kNone || spec.partitioner.kind != PartitionerKind::kNone ||
+  if (spec.server_optimizer || spec.partitioner.kind != PartitionerKind::kNone ||
       spec.colocate_with != nullptr || spec.sync_gradients) {
     fail_invalid("variable '" + name_ + "': the options optimizer, num_shards/max_shard_bytes/min_shard_bytes, " +
                  "colocate_with and sync_gradients are for PARAMETER_SERVER variables, not " +

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ps/optimizer_config.h"
+#include "optimizers/optimizer_config.h"
 #include "strategy/replica_context.h"
 #include "strategy/strategy.h"
 #include "strategy/tensor_ref.h"
@@ -35,7 +35,7 @@ struct VariableSpec {
   // PARAMETER_SERVER only: the servers' optimizer for apply_gradient, how
   // the variable is split into shards across the servers (next to another
   // variable's shards when colocate_with is set), and synchronous rounds.
-  ps::OptimizerConfig server_optimizer;
+  std::optional<OptimizerConfig> server_optimizer;  // none: no apply_gradient
   PartitionerOptions partitioner;
   const Variable* colocate_with = nullptr;
   bool sync_gradients = false;

@@ -1,8 +1,8 @@
-// The built-in optimizers of apply_gradients: SGD, SGD with momentum (Keras'
-// formulation, optionally Nesterov), Adam (Keras' bias-corrected form) and
-// Adagrad (Keras': accumulators start at initial_accumulator_value).
-// Their slots live here, per variable; every worker runs the same arithmetic
-// in the same order, so mirrored variables stay bit-identical everywhere.
+// The workers' optimizer of apply_gradients: the one optimizer
+// (optimizers/) stepping mirrored variables' local copies, with each
+// variable's slots (velocity, moments, accumulators) kept here beside it.
+// Every worker runs the same arithmetic in the same order, so mirrored
+// variables stay bit-identical everywhere.
 #pragma once
 
 #include <cstdint>
@@ -11,30 +11,14 @@
 #include <utility>
 #include <vector>
 
+#include "optimizers/optimizer_config.h"
 #include "variables/variable.h"
 
 namespace dist {
 
-enum class OptimizerKind : int32_t { kSgd = 0, kMomentum = 1, kAdam = 2, kAdagrad = 3 };
-
-struct OptimizerConfig {
-  OptimizerKind kind = OptimizerKind::kSgd;
-  double learning_rate = 0.01;
-  double momentum = 0.9;
-  bool nesterov = false;
-  double beta_1 = 0.9;
-  double beta_2 = 0.999;
-  double epsilon = 1e-7;
-  double initial_accumulator_value = 0.1;
-};
-
-OptimizerKind optimizer_kind_from_int(int32_t value);
-// Throws invalid-argument naming the first value out of range.
-void check_optimizer_config(const OptimizerConfig& config);
-
-class Optimizer {
+class WorkerOptimizer {
  public:
-  explicit Optimizer(const OptimizerConfig& config);
+  explicit WorkerOptimizer(const OptimizerConfig& config);
 
   int64_t iterations() const { return iterations_; }
   // SGD keeps no state per element; the others keep slots (velocity,
@@ -85,23 +69,16 @@ class Optimizer {
 
  private:
   struct Slots {
-    std::vector<unsigned char> first;   // momentum velocity / Adam m / Adagrad accumulator
-    std::vector<unsigned char> second;  // Adam v
+    std::vector<std::vector<uint8_t>> buffers;  // optimizers/optimizer_slots.h
     // After a shared call: current only in `held` (offset, count), which
     // this worker updated in a call of layout `layout`.
     bool partial = false;
     uint64_t layout = 0;
     std::vector<std::pair<uint64_t, uint64_t>> held;
   };
-  // `gradient(i)` is element i's mean gradient.
-  // `publish(i, value)` receives each new value (ps::NoPublication: none).
-  template <typename T, typename Gradient, typename Publish>
-  void apply_typed(T* value, Gradient gradient, uint64_t count, Slots& slots, uint64_t offset, Publish publish);
   // Throws unless `variable` and `divisor` can take an update now.
   void check_update(const Variable& variable, int64_t divisor) const;
   Slots& slots_of(const Variable& variable);
-  // Adagrad's accumulators start at initial_accumulator_value, not zero.
-  void fill_accumulators(std::vector<unsigned char>& slot, DType dtype) const;
   // Gives every worker the holder's values of a partial variable's slots.
   void make_whole(const Variable& variable, Slots& slots, const SumAcrossWorkers& sum_across_workers);
 

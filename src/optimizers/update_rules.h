@@ -1,12 +1,13 @@
-// The update rules of the built-in optimizers, in one place for both users:
-// the servers' optimizers (ps/optimizers/*.cc) and the workers' optimizer of
-// apply_gradients (variables/optimizer.cc). Keras' formulations; every
+// The update rules of the optimizer kinds, one loop each. dense_update.h
+// chooses among them for both users, the servers' shards and the workers'
+// apply_gradients (variables/worker_optimizer.cc). Keras' formulations; every
 // caller gets the same arithmetic in the same order, so a variable trained
 // on a server and one trained by the workers follow the same bits.
 //
 // `grad(i)` yields element i's gradient: a plain read on the servers, the
 // mean of an all-reduced sum on the workers. It is inlined, so the loops
-// vectorize as if they read an array.
+// vectorize as if they read an array. A file that instantiates these loops
+// is compiled with -O3 -fno-math-errno (src/CMakeLists.txt says why).
 #pragma once
 
 #include <cmath>
@@ -25,7 +26,7 @@
 #define DIST_ELEMENTWISE
 #endif
 
-namespace dist::ps {
+namespace dist {
 
 // Each rule may also hand every new value to `publish(i, value)` in the same
 // pass: on one host the worker that updates an element writes it where the
@@ -36,12 +37,15 @@ struct NoPublication {
   void operator()(size_t, T) const {}
 };
 
-// Writes each new value to out[i]. `out` may be the storage `grad` reads:
-// element i is read before it is overwritten.
-template <typename T>
+// Writes each new value to out[i], out holding the variable's element type.
+// `out` may be the storage `grad` reads: element i is read before it is
+// overwritten.
 struct PublishTo {
-  T* out;
-  void operator()(size_t i, T value) const { out[i] = value; }
+  void* out;
+  template <typename T>
+  void operator()(size_t i, T value) const {
+    static_cast<T*>(out)[i] = value;
+  }
 };
 
 template <typename T, typename Grad, typename Publish = NoPublication>
@@ -89,12 +93,12 @@ void adagrad_update(T* var, T* accumulator, Grad grad, size_t count, double lear
 // `step` is the 1-based number of this update (Adam's t); the bias
 // correction is folded into the step size, as Keras does.
 template <typename T, typename Grad, typename Publish = NoPublication>
-void adam_update(T* var, T* m, T* v, Grad grad, size_t count, int64_t step, double learning_rate, double beta1,
-                 double beta2, double epsilon, Publish publish = {}) {
+void adam_update(T* var, T* m, T* v, Grad grad, size_t count, int64_t step, double learning_rate, double beta_1,
+                 double beta_2, double epsilon, Publish publish = {}) {
   const double t = static_cast<double>(step);
   const T alpha =
-      static_cast<T>(learning_rate * std::sqrt(1.0 - std::pow(beta2, t)) / (1.0 - std::pow(beta1, t)));
-  const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2), eps = static_cast<T>(epsilon);
+      static_cast<T>(learning_rate * std::sqrt(1.0 - std::pow(beta_2, t)) / (1.0 - std::pow(beta_1, t)));
+  const T b1 = static_cast<T>(beta_1), b2 = static_cast<T>(beta_2), eps = static_cast<T>(epsilon);
   DIST_ELEMENTWISE
   for (size_t i = 0; i < count; ++i) {
     const T g = grad(i);
@@ -113,4 +117,4 @@ struct GradientArray {
   T operator()(size_t i) const { return values[i]; }
 };
 
-}  // namespace dist::ps
+}  // namespace dist
