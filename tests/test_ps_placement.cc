@@ -6,8 +6,8 @@
 
 #include "internal_test_support.h"
 #include "ps/variable_id.h"
-#include "variables/partitioner.h"
-#include "variables/placement.h"
+#include "variables/on_servers/partitioner.h"
+#include "variables/on_servers/placement.h"
 
 namespace {
 

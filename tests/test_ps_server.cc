@@ -1,7 +1,7 @@
 // Parameter servers over loopback (src/ps/server, src/ps/client,
-// src/variables/ps_variable): every operation through the network against
-// references, exact sums of concurrent integer updates from several clients,
-// synchronous rounds, hostile peers (no token, garbage frames, lying sizes,
+// src/variables/on_servers/variable_shards): every operation through the
+// network against references, exact sums of concurrent integer updates from
+// several clients, synchronous rounds, hostile peers (no token, garbage frames, lying sizes,
 // half-sent updates), and a server restarted at the same address restoring its
 // shards from the latest checkpoint while the client reconnects.
 #include <arpa/inet.h>
@@ -31,8 +31,8 @@
 #include "transport/handshake.h"
 #include "transport/rpc_frame.h"
 #include "transport/rpc_ucx_lane.h"
-#include "variables/placement.h"
-#include "variables/ps_variable.h"
+#include "variables/on_servers/placement.h"
+#include "variables/on_servers/variable_shards.h"
 
 namespace {
 
@@ -105,7 +105,7 @@ void test_dense_and_sparse_ops_over_two_servers(void** state) {
   // 7 rows x 2 f64 in 3 shards on servers 0, 1, 0; SGD with lr 0.5.
   VariableSpec spec = spec_of("w", DType::F64, {7, 2}, OptimizerKind::kSgd);
   spec.optimizer->learning_rate = 0.5;
-  dist::PsVariable w(client, spec, place(2, spec, 3));
+  dist::VariableShards w(client, spec, place(2, spec, 3));
   std::vector<double> init(14), got(14), ref(14);
   for (int i = 0; i < 14; ++i) init[i] = ref[i] = i * 1.5;
   w.create(init.data());
@@ -173,7 +173,7 @@ void test_concurrent_integer_adds_sum_exactly(void** state) {
   const dist::VariablePlacement placement = place(2, spec, 2);
   {
     PsClient creator(client_options({a.get(), b.get()}));
-    dist::PsVariable v(creator, spec, placement);
+    dist::VariableShards v(creator, spec, placement);
     v.create(nullptr);
   }
   const int kClients = 4, kAdds = 150;
@@ -183,7 +183,7 @@ void test_concurrent_integer_adds_sum_exactly(void** state) {
     threads.emplace_back([&, c] {
       try {
         PsClient client(client_options({a.get(), b.get()}, c));
-        dist::PsVariable v(client, spec, placement);
+        dist::VariableShards v(client, spec, placement);
         v.create(nullptr);  // exists: left as it is
         std::vector<int64_t> ones(1000);
         for (int i = 0; i < 1000; ++i) ones[i] = 1 + c;
@@ -197,7 +197,7 @@ void test_concurrent_integer_adds_sum_exactly(void** state) {
   for (auto& t : threads) t.join();
   assert_int_equal(failures.load(), 0);
   PsClient reader(client_options({a.get(), b.get()}));
-  dist::PsVariable v(reader, spec, placement);
+  dist::VariableShards v(reader, spec, placement);
   std::vector<int64_t> got(1000);
   v.read(got.data());
   const int64_t expect = kAdds * (1 + 2 + 3 + 4);
@@ -219,7 +219,7 @@ void test_synchronous_rounds(void** state) {
     workers.emplace_back([&, worker] {
       try {
         PsClient client(client_options({server.get()}, worker));
-        dist::PsVariable v(client, spec, placement);
+        dist::VariableShards v(client, spec, placement);
         v.create(nullptr);
         std::vector<float> w(4), g(4);
         for (int step = 0; step < 5; ++step) {
@@ -458,7 +458,7 @@ void test_restart_restores_latest_checkpoint(void** state) {
   const std::string address_b = b->bound_address();
   PsClient client(client_options({a.get(), b.get()}));
   VariableSpec spec = spec_of("model", DType::I64, {6});
-  dist::PsVariable v(client, spec, place(2, spec, 2));
+  dist::VariableShards v(client, spec, place(2, spec, 2));
   std::vector<int64_t> values = {1, 2, 3, 4, 5, 6}, got(6);
   v.create(values.data());
   const std::string saved = save_checkpoint(client, root, 10);
@@ -486,7 +486,7 @@ void test_restart_restores_latest_checkpoint(void** state) {
   // Re-shard: three servers, three shards, restored from the two-server checkpoint.
   auto c = start_server("127.0.0.1:0", root), d = start_server("127.0.0.1:0", root), e = start_server("127.0.0.1:0", root);
   PsClient three(client_options({c.get(), d.get(), e.get()}));
-  dist::PsVariable resharded(three, spec, place(3, spec, 3));
+  dist::VariableShards resharded(three, spec, place(3, spec, 3));
   resharded.create(nullptr);
   resharded.read(got.data());
   for (int i = 0; i < 6; ++i) assert_int_equal(got[i], values[i]);

@@ -27,8 +27,8 @@
 #include "ps/client.h"
 #include "ps/server.h"
 #include "ps/variable_id.h"
-#include "variables/placement.h"
-#include "variables/ps_variable.h"
+#include "variables/on_servers/placement.h"
+#include "variables/on_servers/variable_shards.h"
 
 namespace {
 
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
       two.kind = dist::PartitionerKind::kFixedShards;
       two.num_shards = 2;
       const dist::VariablePlacement placement = placer.place("shared", 32, 4, two);
-      dist::PsVariable(client, spec, placement).create(nullptr);
+      dist::VariableShards(client, spec, placement).create(nullptr);
       std::atomic<uint64_t> updates{0};
       std::atomic<bool> go{false};
       std::vector<std::thread> workers;
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
           dist::ps::ClientOptions options = client_options(servers);
           options.worker_id = w;
           dist::ps::PsClient own(options);
-          dist::PsVariable v(own, spec, placement);
+          dist::VariableShards v(own, spec, placement);
           std::vector<float> delta(32, 1.0f);
           v.read(delta.data());  // connects before the clock starts
           std::fill(delta.begin(), delta.end(), 1.0f);

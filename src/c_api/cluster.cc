@@ -108,10 +108,7 @@ DIST_EXPORT dist_status_t dist_cluster_from_json(const char* json, dist_cluster_
   return call_guarded(__func__, [&] {
     require(json, "json");
     require(cluster, "cluster");
-    dist::ResolvedCluster resolved = dist::parse_tf_config(json, "json");
-    resolved.check_task("json: task type", "json: task index");
-    if (resolved.accelerators.empty()) dist::set_local_accelerators(resolved, dist::ResolveOptions{});
-    *cluster = dist::wrap(std::move(resolved));
+    *cluster = dist::wrap(dist::cluster_from_json(json));
   });
 }
 

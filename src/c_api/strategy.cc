@@ -5,8 +5,6 @@
 #include "c_api/guard.h"
 #include "c_api/handles.h"
 #include "c_api/strategy_handles.h"
-#include "ps/cluster_servers.h"
-#include "strategy/parameter_servers.h"
 #include "strategy/reduce.h"
 
 using dist::call_guarded;
@@ -68,46 +66,22 @@ const dist_cluster_t* server_cluster(const dist_context_t* context, const dist_s
   fail_invalid("ParameterServerStrategy needs a cluster with a 'ps' job: give a context or options.cluster");
 }
 
-// Where the cluster's task stands among its chief and workers (the context's
-// order); alone when the cluster names no such task.
-WorkerPosition position_in(const ResolvedCluster& cluster) {
-  WorkerPosition position;
-  int count = 0;
-  int index = -1;
-  for (const char* job : {"chief", "worker"}) {
-    if (!cluster.spec.has_job(job)) continue;
-    for (const auto& task : cluster.spec.job(job)) {
-      if (cluster.task_type && cluster.task_id && *cluster.task_type == job && *cluster.task_id == task.first) {
-        index = count;
-      }
-      ++count;
-    }
-  }
-  if (index >= 0) position = WorkerPosition{index, count};
-  return position;
-}
-
-// A client of the "ps" job of the strategy's cluster.
-std::shared_ptr<ParameterServers> connect_parameter_servers(const dist_context_t* context,
+// The connection to the "ps" job of the strategy's cluster.
+std::shared_ptr<ServerConnection> connect_parameter_servers(const dist_context_t* context,
                                                             const dist_strategy_options_t* in,
                                                             const StrategyConfig& config) {
   const dist_cluster_t* cluster = server_cluster(context, in);
-  ps::ClientOptions client;
-  client.servers = ps::cluster_servers(cluster->resolved.spec);
+  ServerConnectionOptions options;
   const char* token = has_option(in, DIST_STRATEGY_OPT_TOKEN) ? require(in->token, "options: token") : nullptr;
   const char* token_file =
       has_option(in, DIST_STRATEGY_OPT_TOKEN_FILE) ? require(in->token_file, "options: token_file") : nullptr;
-  client.token = required_cluster_token(token, token_file, "ParameterServerStrategy");
-  if (config.timeout) client.timeouts.call = *config.timeout;
-  WorkerPosition position = position_in(cluster->resolved);
+  options.token = required_cluster_token(token, token_file, "ParameterServerStrategy");
+  options.call_timeout = config.timeout;
   if (context != nullptr) {
-    position = WorkerPosition{context->world.communicator->rank(), context->world.communicator->size()};
+    options.world_position = WorkerPosition{context->world.communicator->rank(), context->world.communicator->size()};
   }
-  // Anonymous when alone: every gradient counts in a synchronous round.
-  if (position.count > 1 || context != nullptr) client.worker_id = position.index;
-  const PlacementPolicy policy =
-      has_option(in, DIST_STRATEGY_OPT_PLACEMENT) ? placement_from_int(in->placement) : PlacementPolicy::kRoundRobin;
-  return std::make_shared<ParameterServers>(std::move(client), policy, position);
+  if (has_option(in, DIST_STRATEGY_OPT_PLACEMENT)) options.placement = placement_from_int(in->placement);
+  return connect_to_servers(cluster->resolved, options);
 }
 
 WorkerIdentity identity_of(const dist_cluster_t* cluster) {
@@ -130,16 +104,16 @@ DIST_EXPORT dist_status_t dist_strategy_create(dist_context_t* context, const di
     require(strategy, "strategy");
     const dist::StrategyConfig config = dist::read_strategy_options(options);
     dist::check_server_options(options, config.kind);
-    std::shared_ptr<dist::ParameterServers> servers;
-    if (config.kind == dist::StrategyKind::kParameterServer) {
-      servers = dist::connect_parameter_servers(context, options, config);
-    }
     auto created = std::make_unique<dist_strategy>();
+    if (config.kind == dist::StrategyKind::kParameterServer) {
+      created->servers = dist::connect_parameter_servers(context, options, config);
+    }
     dist::Communicator* world = context != nullptr ? context->world.communicator.get() : nullptr;
     created->cluster = context != nullptr ? &context->cluster : nullptr;
-    if (servers) created->cluster = dist::server_cluster(context, options);
-    created->strategy = std::make_shared<dist::Strategy>(world, config, dist::identity_of(created->cluster));
-    if (servers) created->strategy->set_parameter_servers(std::move(servers));
+    if (created->servers) created->cluster = dist::server_cluster(context, options);
+    dist::WorkerIdentity identity = dist::identity_of(created->cluster);
+    if (created->servers) identity.position = created->servers->position();
+    created->strategy = std::make_shared<dist::Strategy>(world, config, identity);
     *strategy = created.release();
   });
 }

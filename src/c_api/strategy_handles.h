@@ -12,11 +12,14 @@
 #include "strategy/replica_context.h"
 #include "strategy/strategy.h"
 #include "strategy/tensor_ref.h"
+#include "variables/on_servers/server_connection.h"
 #include "variables/variable.h"
 #include "variables/worker_optimizer.h"
 
 struct dist_strategy {
   std::shared_ptr<dist::Strategy> strategy;
+  // PARAMETER_SERVER: where its variables live; null under the other kinds.
+  std::shared_ptr<dist::ServerConnection> servers;
   const dist_cluster_t* cluster = nullptr;  // the context's (PARAMETER_SERVER: or options.cluster); may be null
   // What the replicas of the last run set with dist_replica_set_result.
   std::vector<std::vector<unsigned char>> result_storage;

@@ -103,7 +103,7 @@ DIST_EXPORT dist_status_t dist_variable_create(dist_strategy_t* strategy, const 
     strategy->strategy->require_cross_replica("dist_variable_create");
     const dist::VariableSpec spec = dist::read_variable_options(options);
     auto created = std::make_unique<dist_variable>();
-    created->variable = std::make_unique<dist::Variable>(strategy->strategy, spec);
+    created->variable = std::make_unique<dist::Variable>(strategy->strategy, strategy->servers, spec);
     *variable = created.release();
   });
 }

@@ -52,6 +52,11 @@ ResolvedCluster resolve_union(const ResolveOptions& options);
 // prefixes errors ("TF_CONFIG").
 ResolvedCluster parse_tf_config(const std::string& text, const std::string& where);
 
+// A cluster given as such a document (dist_cluster_from_json): parsed, its
+// task checked against it, with this process's accelerators when it names
+// none. Errors say "json".
+ResolvedCluster cluster_from_json(const std::string& text);
+
 // Which resolver AUTO picks for this environment.
 ResolverKind detect_resolver(const Environment& env);
 

@@ -91,4 +91,11 @@ ResolvedCluster resolve_tf_config(const ResolveOptions& options) {
   return cluster;
 }
 
+ResolvedCluster cluster_from_json(const std::string& text) {
+  ResolvedCluster cluster = parse_tf_config(text, "json");
+  cluster.check_task("json: task type", "json: task index");
+  if (cluster.accelerators.empty()) set_local_accelerators(cluster, ResolveOptions{});
+  return cluster;
+}
+
 }  // namespace dist

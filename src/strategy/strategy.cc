@@ -4,7 +4,6 @@
 
 #include "base/status.h"
 #include "strategy/merge_scope.h"
-#include "strategy/parameter_servers.h"
 #include "topology/accelerators.h"
 #include "topology/thread_binding.h"
 
@@ -70,6 +69,10 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
     worker_index_ = comm_->rank();
     check_same_replicas_everywhere();
   }
+  if (config_.kind == StrategyKind::kParameterServer) {
+    num_workers_ = identity_.position.count;
+    worker_index_ = identity_.position.index;
+  }
   if (config_.bind_threads) replica_pus_ = spread_threads(local_replicas_);
   const std::string job = identity_.task_type.empty() ? "localhost" : identity_.task_type;
   const int32_t task = identity_.task_id < 0 ? 0 : identity_.task_id;
@@ -134,22 +137,6 @@ void Strategy::require_cross_replica(const char* call) const {
     fail_invalid(std::string(call) +
                  " is a cross-replica call: make it outside dist_strategy_run or inside dist_replica_merge_call");
   }
-}
-
-void Strategy::set_parameter_servers(std::shared_ptr<ParameterServers> servers) {
-  if (config_.kind != StrategyKind::kParameterServer) {
-    fail_invalid(std::string(name(config_.kind)) + " takes no parameter servers");
-  }
-  // Workers do not talk to each other; the position only says who this one is
-  // (its input pipeline, its gradients in synchronous rounds).
-  num_workers_ = servers->position().count;
-  worker_index_ = servers->position().index;
-  servers_ = std::move(servers);
-}
-
-const std::shared_ptr<ParameterServers>& Strategy::parameter_servers() const {
-  if (!servers_) fail_invalid(std::string(name(config_.kind)) + " has no parameter servers (only PARAMETER_SERVER does)");
-  return servers_;
 }
 
 const std::vector<unsigned>& Strategy::replica_pus(int i) const {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/worker_position.h"
 #include "collectives/communicator.h"
 #include "collectives/operation.h"
 #include "strategy/replica_rendezvous.h"
@@ -20,8 +21,6 @@
 #include "strategy/tensor_ref.h"
 
 namespace dist {
-
-class ParameterServers;
 
 struct StrategyConfig {
   StrategyKind kind = StrategyKind::kOneDevice;
@@ -34,10 +33,15 @@ struct StrategyConfig {
   bool bind_threads = false;  // pin replica threads, spread by hwloc
 };
 
-// Who this worker is in its cluster (empty type and id -1 when alone).
+// Who this worker is in its cluster (empty type and id -1 when alone), and
+// where it stands among the workers. Only PARAMETER_SERVER takes the
+// position from here: its workers share no communicator, so the position
+// only says who this one is (its input pipeline, its gradients in
+// synchronous rounds). The others count the members of their communicator.
 struct WorkerIdentity {
   std::string task_type;
   int32_t task_id = -1;
+  WorkerPosition position;
 };
 
 inline constexpr uint64_t kDefaultBytesPerPack = 8ull << 20;
@@ -93,13 +97,6 @@ class Strategy {
   // waits. Throws invalid-argument naming `call` anywhere else.
   void require_cross_replica(const char* call) const;
 
-  // The servers of a PARAMETER_SERVER strategy (set once, right after
-  // construction). parameter_servers() throws invalid-argument without them.
-  // Takes this worker's index and the worker count from their position.
-  void set_parameter_servers(std::shared_ptr<ParameterServers> servers);
-  bool has_parameter_servers() const { return servers_ != nullptr; }
-  const std::shared_ptr<ParameterServers>& parameter_servers() const;
-
   // The PUs replica thread i is bound to; empty when threads are not bound.
   const std::vector<unsigned>& replica_pus(int i) const;
 
@@ -122,7 +119,6 @@ class Strategy {
   ReplicaRendezvous rendezvous_;
   std::atomic<bool> running_{false};
   std::array<std::vector<unsigned char>, 3> fusion_buffers_;
-  std::shared_ptr<ParameterServers> servers_;
 };
 
 }  // namespace dist

@@ -33,7 +33,8 @@ uint64_t element_count(const std::vector<int64_t>& shape, const std::string& var
 
 }  // namespace
 
-Variable::Variable(std::shared_ptr<Strategy> strategy, const VariableSpec& spec)
+Variable::Variable(std::shared_ptr<Strategy> strategy, std::shared_ptr<ServerConnection> servers,
+                   const VariableSpec& spec)
     : strategy_(std::move(strategy)),
       id_(next_variable_id++),
       name_(spec.name),
@@ -44,7 +45,7 @@ Variable::Variable(std::shared_ptr<Strategy> strategy, const VariableSpec& spec)
   count_ = element_count(shape_, name_);
   bytes_ = static_cast<size_t>(count_) * size_of(dtype_);
   if (strategy_->kind() == StrategyKind::kParameterServer) {
-    create_on_servers(spec);
+    create_on_servers(std::move(servers), spec);
     return;
   }
   if (spec.server_optimizer || spec.partitioner.kind != PartitionerKind::kNone ||

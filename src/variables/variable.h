@@ -15,10 +15,8 @@
 #include "strategy/replica_context.h"
 #include "strategy/strategy.h"
 #include "strategy/tensor_ref.h"
-#include "variables/partitioner.h"
-#include "variables/ps_variable.h"
+#include "variables/on_servers/variable_on_servers.h"
 #include "variables/update_kind.h"
-#include "variables/variable_on_servers.h"
 #include "variables/variable_policy.h"
 
 namespace dist {
@@ -48,8 +46,10 @@ inline constexpr size_t kMaxVariableRank = 8;
 class Variable {
  public:
   // Collective in a multi-worker strategy: the first worker's initial value
-  // is broadcast to every worker.
-  Variable(std::shared_ptr<Strategy> strategy, const VariableSpec& spec);
+  // is broadcast to every worker. `servers`: a PARAMETER_SERVER strategy's
+  // connection to its servers, where the variable is created; null under
+  // every other strategy.
+  Variable(std::shared_ptr<Strategy> strategy, std::shared_ptr<ServerConnection> servers, const VariableSpec& spec);
   Variable(const Variable&) = delete;
   Variable& operator=(const Variable&) = delete;
 
@@ -103,7 +103,7 @@ class Variable {
   void update_mirrored_everywhere(UpdateKind kind, const void* value);
   void read_on_read_aggregated(const TensorRef& out);
   void update_on_read_everywhere(UpdateKind kind, const void* value);
-  void create_on_servers(const VariableSpec& spec);
+  void create_on_servers(std::shared_ptr<ServerConnection> servers, const VariableSpec& spec);
   // The variable on the servers, after checking the context of `call`.
   VariableOnServers& server(ReplicaContext* replica, const char* call) const;
   void require_server_optimizer(const char* call) const;

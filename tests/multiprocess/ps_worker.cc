@@ -18,8 +18,8 @@
 #include "cluster/resolver.h"
 #include "ps/checkpoint_coordinator.h"
 #include "ps/cluster_servers.h"
-#include "variables/placement.h"
-#include "variables/ps_variable.h"
+#include "variables/on_servers/placement.h"
+#include "variables/on_servers/variable_shards.h"
 
 int main(int argc, char** argv) {
   if (argc != 3 && argc != 5 && argc != 6) {
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     two.kind = dist::PartitionerKind::kFixedShards;
     two.num_shards = 2;
     const dist::VariablePlacement& placement = placer.place("counter", spec.total_rows(), spec.row_bytes(), two);
-    dist::PsVariable counter(client, spec, placement);
+    dist::VariableShards counter(client, spec, placement);
     counter.create(nullptr);
     std::vector<int64_t> ones(static_cast<size_t>(elements), 1);
     for (int64_t step = 1; steps == 0 || step <= steps;) {

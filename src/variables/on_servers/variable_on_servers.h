@@ -1,7 +1,8 @@
 // A PARAMETER_SERVER strategy's variable as its worker holds it: the variable
-// on the servers (PsVariable: placement and per-shard requests), its name
-// registered as live in the strategy while it exists, and for synchronous
-// training the versions this worker read and the rounds it waits for.
+// on the servers (VariableShards: placement and per-shard requests), its name
+// registered as live on the strategy's connection while it exists, and for
+// synchronous training the versions this worker read and the rounds it waits
+// for.
 //
 // Thread rules: any thread; calls on one variable take turns.
 #pragma once
@@ -12,9 +13,9 @@
 #include <vector>
 
 #include "ps/variable_spec.h"
-#include "strategy/parameter_servers.h"
-#include "variables/partitioner.h"
-#include "variables/ps_variable.h"
+#include "variables/on_servers/partitioner.h"
+#include "variables/on_servers/server_connection.h"
+#include "variables/on_servers/variable_shards.h"
 
 namespace dist {
 
@@ -23,7 +24,7 @@ class VariableOnServers {
   // Places the variable (next to colocate_with's shards when given) and
   // creates its shards on the servers with `initial` (spec.bytes(), or null
   // for zeros) unless they exist there. Refuses a name that is live.
-  VariableOnServers(std::shared_ptr<ParameterServers> servers, const ps::VariableSpec& spec,
+  VariableOnServers(std::shared_ptr<ServerConnection> servers, const ps::VariableSpec& spec,
                     const PartitionerOptions& partitioner, const VariableOnServers* colocate_with,
                     const void* initial);
   ~VariableOnServers();
@@ -51,8 +52,8 @@ class VariableOnServers {
   void read_waiting_for_rounds(void* out);
   void push_into_rounds(const void* gradient);
 
-  std::shared_ptr<ParameterServers> servers_;
-  std::unique_ptr<PsVariable> variable_;
+  std::shared_ptr<ServerConnection> servers_;
+  std::unique_ptr<VariableShards> variable_;
   // Replica threads may call one variable together: its calls take turns.
   std::mutex mutex_;
   // Synchronous only, per shard: the version this worker last read (the step

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "variables/partitioner.h"
+#include "variables/on_servers/partitioner.h"
 
 namespace dist {
 

@@ -1,4 +1,4 @@
-#include "variables/partitioner.h"
+#include "variables/on_servers/partitioner.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "variables/ps_variable.h"
+#include "variables/on_servers/variable_shards.h"
 
 #include <cstring>
 
@@ -6,16 +6,16 @@
 
 namespace dist {
 
-void wait_all(ps::PsClient& client, std::vector<PsOperation>& operations) {
+void wait_all(ps::PsClient& client, std::vector<ShardRequests>& operations) {
   std::vector<ps::PsRequestPtr> all;
-  for (const PsOperation& operation : operations) all.insert(all.end(), operation.requests.begin(), operation.requests.end());
+  for (const ShardRequests& operation : operations) all.insert(all.end(), operation.requests.begin(), operation.requests.end());
   client.wait(all);
-  for (PsOperation& operation : operations) {
+  for (ShardRequests& operation : operations) {
     if (operation.finish) operation.finish();
   }
 }
 
-PsVariable::PsVariable(ps::PsClient& client, const ps::VariableSpec& spec, const VariablePlacement& placement)
+VariableShards::VariableShards(ps::PsClient& client, const ps::VariableSpec& spec, const VariablePlacement& placement)
     : client_(client), spec_(spec), placement_(placement) {
   spec_.row_offset = 0;
   spec_.rows = spec_.total_rows();
@@ -34,17 +34,17 @@ PsVariable::PsVariable(ps::PsClient& client, const ps::VariableSpec& spec, const
   versions_.assign(placement_.shards.size(), 0);
 }
 
-void PsVariable::run(PsOperation operation) {
-  std::vector<PsOperation> one;
+void VariableShards::run(ShardRequests operation) {
+  std::vector<ShardRequests> one;
   one.push_back(std::move(operation));
   wait_all(client_, one);
 }
 
-void PsVariable::connect_all() {
+void VariableShards::connect_all() {
   for (const ShardPlacement& shard : placement_.shards) client_.connect(shard.server);
 }
 
-void PsVariable::remember_versions(PsOperation& operation) {
+void VariableShards::remember_versions(ShardRequests& operation) {
   auto requests = operation.requests;
   auto previous = std::move(operation.finish);
   operation.finish = [this, requests, previous] {
@@ -53,9 +53,9 @@ void PsVariable::remember_versions(PsOperation& operation) {
   };
 }
 
-PsOperation PsVariable::start_create(const void* initial) {
+ShardRequests VariableShards::start_create(const void* initial) {
   connect_all();
-  PsOperation operation;
+  ShardRequests operation;
   for (const ShardPlacement& shard : placement_.shards) {
     ps::VariableSpec part = spec_;
     part.row_offset = shard.row_offset;
@@ -67,13 +67,13 @@ PsOperation PsVariable::start_create(const void* initial) {
   return operation;
 }
 
-PsOperation PsVariable::start_read(void* out, uint64_t min_version, uint64_t wait_ms) {
+ShardRequests VariableShards::start_read(void* out, uint64_t min_version, uint64_t wait_ms) {
   return start_read(out, std::vector<uint64_t>(placement_.shards.size(), min_version), wait_ms);
 }
 
-PsOperation PsVariable::start_read(void* out, const std::vector<uint64_t>& min_versions, uint64_t wait_ms) {
+ShardRequests VariableShards::start_read(void* out, const std::vector<uint64_t>& min_versions, uint64_t wait_ms) {
   connect_all();
-  PsOperation operation;
+  ShardRequests operation;
   for (size_t i = 0; i < placement_.shards.size(); ++i) {
     const ShardPlacement& shard = placement_.shards[i];
     operation.requests.push_back(client_.read(shard.server, shard.id,
@@ -84,9 +84,9 @@ PsOperation PsVariable::start_read(void* out, const std::vector<uint64_t>& min_v
   return operation;
 }
 
-PsOperation PsVariable::start_dense(Dense method, const void* data) {
+ShardRequests VariableShards::start_dense(Dense method, const void* data) {
   connect_all();
-  PsOperation operation;
+  ShardRequests operation;
   for (const ShardPlacement& shard : placement_.shards) {
     operation.requests.push_back((client_.*method)(
         shard.server, shard.id, static_cast<const uint8_t*>(data) + shard.row_offset * placement_.row_bytes, shard.bytes));
@@ -95,15 +95,15 @@ PsOperation PsVariable::start_dense(Dense method, const void* data) {
   return operation;
 }
 
-PsOperation PsVariable::start_assign(const void* values) { return start_dense(&ps::PsClient::assign, values); }
-PsOperation PsVariable::start_assign_add(const void* values) { return start_dense(&ps::PsClient::assign_add, values); }
-PsOperation PsVariable::start_assign_sub(const void* values) { return start_dense(&ps::PsClient::assign_sub, values); }
+ShardRequests VariableShards::start_assign(const void* values) { return start_dense(&ps::PsClient::assign, values); }
+ShardRequests VariableShards::start_assign_add(const void* values) { return start_dense(&ps::PsClient::assign_add, values); }
+ShardRequests VariableShards::start_assign_sub(const void* values) { return start_dense(&ps::PsClient::assign_sub, values); }
 
-PsOperation PsVariable::start_apply_gradient(const void* gradient) { return start_apply_gradient(gradient, versions_); }
+ShardRequests VariableShards::start_apply_gradient(const void* gradient) { return start_apply_gradient(gradient, versions_); }
 
-PsOperation PsVariable::start_apply_gradient(const void* gradient, const std::vector<uint64_t>& steps) {
+ShardRequests VariableShards::start_apply_gradient(const void* gradient, const std::vector<uint64_t>& steps) {
   connect_all();
-  PsOperation operation;
+  ShardRequests operation;
   for (size_t i = 0; i < placement_.shards.size(); ++i) {
     const ShardPlacement& shard = placement_.shards[i];
     operation.requests.push_back(client_.apply_gradient(
@@ -119,7 +119,7 @@ namespace {
 enum SparseKind { kReadRows, kAddRows, kApplyRows };
 }
 
-PsOperation PsVariable::start_sparse(int kind, const int64_t* rows, size_t count, const void* data, void* out) {
+ShardRequests VariableShards::start_sparse(int kind, const int64_t* rows, size_t count, const void* data, void* out) {
   connect_all();
   const size_t row_bytes = static_cast<size_t>(placement_.row_bytes);
   // Rows are grouped by shard: local indices and the matching value rows.
@@ -136,7 +136,7 @@ PsOperation PsVariable::start_sparse(int kind, const int64_t* rows, size_t count
     group.local.push_back(rows[i] - static_cast<int64_t>(shard.row_offset));
     group.positions.push_back(i);
   }
-  PsOperation operation;
+  ShardRequests operation;
   operation.buffers.push_back(groups);
   for (size_t s = 0; s < groups->size(); ++s) {
     Group& group = (*groups)[s];
@@ -169,13 +169,13 @@ PsOperation PsVariable::start_sparse(int kind, const int64_t* rows, size_t count
   return operation;
 }
 
-PsOperation PsVariable::start_read_rows(const int64_t* rows, size_t count, void* out) {
+ShardRequests VariableShards::start_read_rows(const int64_t* rows, size_t count, void* out) {
   return start_sparse(kReadRows, rows, count, nullptr, out);
 }
-PsOperation PsVariable::start_add_rows(const int64_t* rows, size_t count, const void* values) {
+ShardRequests VariableShards::start_add_rows(const int64_t* rows, size_t count, const void* values) {
   return start_sparse(kAddRows, rows, count, values, nullptr);
 }
-PsOperation PsVariable::start_apply_rows(const int64_t* rows, size_t count, const void* gradients) {
+ShardRequests VariableShards::start_apply_rows(const int64_t* rows, size_t count, const void* gradients) {
   return start_sparse(kApplyRows, rows, count, gradients, nullptr);
 }
 

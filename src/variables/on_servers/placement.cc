@@ -1,4 +1,4 @@
-#include "variables/placement.h"
+#include "variables/on_servers/placement.h"
 
 #include <algorithm>
 
