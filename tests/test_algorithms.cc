@@ -26,10 +26,10 @@
 #include "collectives/algorithm_select.h"
 #include "collectives/algorithms/broadcast_binomial.h"
 #include "collectives/algorithms/broadcast_scatter_allgather.h"
-#include "collectives/channel.h"
 #include "collectives/collective_call.h"
 #include "collectives/signature.h"
-#include "transport/inproc_channel.h"
+#include "support/inproc_channel.h"
+#include "transport/channel.h"
 
 // Last: cmocka defines a fail() macro that would clash with dist::fail. Its
 // 1.1 header declares its C functions without extern "C" for C++.
@@ -475,7 +475,7 @@ std::string run_case(Channel& channel, const Case& c, uint64_t seq, SharedRefere
       check_input ? std::vector<unsigned char>(send_buffer.data(), send_buffer.data() + send_buffer.bytes())
                   : std::vector<unsigned char>();
 
-  channel.begin(call.signature, seq, Clock::now() + kDeadline);
+  channel.begin(dist::call_words(call.signature), seq, Clock::now() + kDeadline);
   if (c.kind == CollectiveKind::kBroadcast && c.broadcast == BroadcastVia::kBinomial) {
     dist::broadcast_binomial(channel, call.recv, count, c.dtype, c.root, options);
   } else if (c.kind == CollectiveKind::kBroadcast && c.broadcast == BroadcastVia::kScatterAllGather) {
@@ -842,7 +842,7 @@ void test_barrier(void**) {
           for (int round = 0; round < kRounds; ++round) {
             if ((round + rank) % 5 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
             ++arrived;
-            channel.begin(barrier, static_cast<uint64_t>(round), Clock::now() + kDeadline);
+            channel.begin(dist::call_words(barrier), static_cast<uint64_t>(round), Clock::now() + kDeadline);
             dist::run_collective(channel, CollectiveCall{barrier, nullptr, nullptr}, AlgorithmOptions{});
             channel.end();
             if (arrived.load() < n * (round + 1)) {
@@ -869,8 +869,8 @@ class CountingChannel : public Channel {
   explicit CountingChannel(Channel& inner) : inner_(inner) {}
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
-  void begin(const CallSignature& signature, uint64_t seq, dist::Deadline deadline) override {
-    inner_.begin(signature, seq, deadline);
+  void begin(const dist::CallWords& call, uint64_t seq, dist::Deadline deadline) override {
+    inner_.begin(call, seq, deadline);
   }
   void end() override { inner_.end(); }
   TransferId send(int peer, const void* data, size_t bytes) override {
@@ -911,7 +911,7 @@ std::vector<Traffic> traffic_of(int n, const CallSignature& signature, const Alg
         const size_t bytes = std::max<size_t>(1, signature.count * static_cast<size_t>(n) * 8);
         std::vector<double> send(bytes / 8 + 1, 1.0);
         std::vector<double> recv(bytes / 8 + 1, 0.0);
-        channel.begin(signature, 0, Clock::now() + kDeadline);
+        channel.begin(dist::call_words(signature), 0, Clock::now() + kDeadline);
         dist::run_collective(channel, CollectiveCall{signature, send.data(), recv.data()}, options);
         channel.end();
         traffic[rank] = {channel.messages, channel.bytes_sent};
@@ -1001,7 +1001,7 @@ void expect_mismatch(int n, int odd, const CallSignature& usual, const CallSigna
       std::vector<double> recv(bytes / 8, 0.0);
       try {
         Channel& channel = group.channel(rank);
-        channel.begin(mine, 5, Clock::now() + kDeadline);
+        channel.begin(dist::call_words(mine), 5, Clock::now() + kDeadline);
         dist::run_collective(channel, CollectiveCall{mine, send.data(), recv.data()}, AlgorithmOptions{});
         channel.end();
       } catch (const dist::Error& error) {
@@ -1079,7 +1079,7 @@ void test_argument_checks(void**) {
   auto run = [&](const CallSignature& signature, const void* send, void* recv, const AlgorithmOptions& options) {
     InProcessGroup group(1);
     Channel& channel = group.channel(0);
-    channel.begin(signature, 0, Clock::now() + kDeadline);
+    channel.begin(dist::call_words(signature), 0, Clock::now() + kDeadline);
     dist::run_collective(channel, CollectiveCall{signature, send, recv}, options);
     channel.end();
   };

@@ -1,4 +1,4 @@
-// InProcessGroup (transport/inproc_channel.h): message order per pair,
+// InProcessGroup (support/inproc_channel.h): message order per pair,
 // zero-byte messages, sends that complete before their receive is posted,
 // direct delivery, signature and size checks, the end-of-call agreement,
 // deadlock detection, abort and deadlines. Each rank is a thread; every wait
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "collectives/channel.h"
 #include "collectives/signature.h"
-#include "transport/inproc_channel.h"
+#include "support/inproc_channel.h"
+#include "transport/channel.h"
 
 // Last: cmocka defines a fail() macro that would clash with dist::fail. Its
 // 1.1 header declares its C functions without extern "C" for C++.
@@ -80,7 +80,7 @@ void check(bool condition, const std::string& what) {
 
 void begin_call(Channel& channel, const CallSignature& signature, uint64_t seq,
                 std::chrono::milliseconds timeout = kDeadline) {
-  channel.begin(signature, seq, Clock::now() + timeout);
+  channel.begin(dist::call_words(signature), seq, Clock::now() + timeout);
 }
 
 void expect_ok(const std::vector<Outcome>& outcomes) {

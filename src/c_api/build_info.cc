@@ -7,10 +7,8 @@
 #include "base/json.h"
 #include "c_api/guard.h"
 #include "c_api/strings.h"
+#include "transport/ucx_version.h"
 
-#ifdef DIST_HAVE_UCX
-#include <ucp/api/ucp.h>
-#endif
 #ifdef DIST_HAVE_HWLOC
 #include <hwloc.h>
 #endif
@@ -121,7 +119,7 @@ void add_runtime_versions(Json& out) {
   out["cuda_driver"] = nullptr;
   out["nccl"] = nullptr;
 #ifdef DIST_HAVE_UCX
-  out["ucx"] = ucp_get_version_string();
+  out["ucx"] = ucx_runtime_version();
 #endif
 #ifdef DIST_HAVE_HWLOC
   const unsigned api = hwloc_get_api_version();
@@ -150,7 +148,7 @@ Json compiled_against() {
   out["cuda_runtime"] = nullptr;
   out["nccl"] = nullptr;
 #ifdef DIST_HAVE_UCX
-  out["ucx"] = std::to_string(UCP_API_MAJOR) + "." + std::to_string(UCP_API_MINOR);
+  out["ucx"] = ucx_compiled_api_version();
 #endif
 #ifdef DIST_HAVE_HWLOC
   out["hwloc"] = HWLOC_VERSION;

@@ -18,7 +18,7 @@ void exchange_with_all(Channel& channel, CollectiveKind kind, uint64_t seq, Dead
   const int me = channel.rank();
   std::memcpy(gathered + static_cast<size_t>(me) * bytes, mine, bytes);
   try {
-    channel.begin(signature, seq, deadline);
+    channel.begin(call_words(signature), seq, deadline);
     std::vector<TransferId> transfers;
     for (int peer = 0; peer < n; ++peer) {
       if (peer == me) continue;

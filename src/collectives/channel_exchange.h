@@ -5,8 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "collectives/channel.h"
 #include "collectives/signature.h"
+#include "transport/channel.h"
 
 namespace dist {
 

@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <string>
 
-#include "collectives/channel.h"
 #include "collectives/piecewise.h"
 #include "collectives/signature.h"
+#include "transport/channel.h"
 
 namespace dist {
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 
 #include "base/numbers.h"
 #include "base/status.h"
@@ -21,7 +20,7 @@ class SelfChannel : public Channel {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  void begin(const CallSignature&, uint64_t, Deadline) override {}
+  void begin(const CallWords&, uint64_t, Deadline) override {}
   void end() override {}
   TransferId send(int, const void*, size_t) override { fail(Status::kInternal, "a one-rank communicator sent a message"); }
   TransferId recv(int, void*, size_t) override { fail(Status::kInternal, "a one-rank communicator received a message"); }
@@ -57,7 +56,7 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   const AlgorithmOptions from_environment = algorithms_from_environment();
   environment_all_reduce_ = from_environment.all_reduce;
   algorithms_.chunk_bytes = from_environment.chunk_bytes;
-  if (algorithms_.chunk_bytes == 0 && context.worker() != nullptr && context.worker()->has_bulk_endpoints()) {
+  if (algorithms_.chunk_bytes == 0 && context.has_bulk_endpoints()) {
     algorithms_.chunk_bytes = kZeroCopyChunkBytes;
   }
   resolve_forced_all_reduce();
@@ -67,7 +66,7 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   } else {
     std::vector<std::string> names;
     for (int m : members_) names.push_back(context.name(m));
-    channel_ = std::make_unique<UcxChannel>(*context.worker(), id_, members_, names, rank_, failure_);
+    channel_ = make_ucx_channel(*context.worker(), id_, members_, names, rank_, failure_, &describe_call);
     try {
       shm_ = attach_shared_memory(*channel_, next_seq_, std::chrono::steady_clock::now() + timeout_, names, failure_);
     } catch (const Error&) {
@@ -138,7 +137,7 @@ void Communicator::execute_call(const CollectiveCall& call) {
     const std::string& forced = forced_all_reduce();
     AlgorithmOptions algorithms = algorithms_;
     algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
-    channel_->begin(call.signature, seq, deadline);
+    channel_->begin(call_words(call.signature), seq, deadline);
     run_collective(*channel_, call, algorithms);
     channel_->end();
   } catch (const Error& e) {

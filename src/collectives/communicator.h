@@ -8,18 +8,17 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "collectives/channel.h"
 #include "collectives/collective_call.h"
 #include "collectives/operation.h"
 #include "collectives/shm/group.h"
 #include "collectives/shm/run_shm.h"
+#include "transport/channel.h"
 #include "transport/context.h"
 
 namespace dist {

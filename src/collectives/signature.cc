@@ -43,4 +43,20 @@ std::string describe(const CallSignature& s) {
   return text + ", count=" + std::to_string(s.count) + ")";
 }
 
+CallWords call_words(const CallSignature& s) {
+  CallWords call;
+  call.word[0] = static_cast<int32_t>(s.kind);
+  call.word[1] = static_cast<int32_t>(s.dtype);
+  call.word[2] = static_cast<int32_t>(s.op);
+  call.word[3] = s.root;
+  call.long_word = s.count;
+  return call;
+}
+
+std::string describe_call(const CallWords& call) {
+  const std::optional<CallSignature> signature =
+      signature_from_wire(call.word[0], call.word[1], call.word[2], call.word[3], call.long_word);
+  return signature ? describe(*signature) : "an unknown call";
+}
+
 }  // namespace dist

@@ -9,6 +9,7 @@
 
 #include "base/dtype.h"
 #include "collectives/reduce_op.h"
+#include "transport/channel.h"
 
 namespace dist {
 
@@ -48,5 +49,13 @@ std::optional<CallSignature> signature_from_wire(int32_t kind, int32_t dtype, in
 
 // "all_reduce(f32, sum, count=1024)" / "broadcast(i32, root=0, count=7)".
 std::string describe(const CallSignature& signature);
+
+// The signature as the words a channel carries in every message header:
+// kind, dtype, op, root, then count.
+CallWords call_words(const CallSignature& signature);
+
+// describe() of the call whose words a channel carries, or "an unknown call"
+// when a peer's words name no call (the channel's DescribeCall).
+std::string describe_call(const CallWords& call);
 
 }  // namespace dist

@@ -25,7 +25,6 @@
 #include <string>
 #include <vector>
 
-#include "ps/shard_store.h"
 #include "ps/variable_spec.h"
 #include "transport/rpc_connection.h"
 

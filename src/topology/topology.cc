@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "base/status.h"
+#include "topology/host_identity.h"
 
 #ifdef DIST_HAVE_HWLOC
 #include <hwloc.h>
@@ -19,7 +20,6 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #endif
 
 namespace dist {
@@ -335,9 +335,7 @@ std::vector<NetworkInterface> list_interfaces() {
 std::string local_hostname(hwloc_topology_t topology) {
   std::string name = info_of(hwloc_get_root_obj(topology), "HostName");
   if (!name.empty()) return name;
-  char buffer[256] = {};
-  if (gethostname(buffer, sizeof buffer - 1) == 0) name = buffer;
-  return name;
+  return kernel_hostname();
 }
 
 #endif  // DIST_HAVE_HWLOC

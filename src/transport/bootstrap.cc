@@ -3,10 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <thread>
 
 #include "base/status.h"
+#include "topology/host_identity.h"
 #include "transport/handshake.h"
 
 namespace dist {
@@ -74,14 +74,6 @@ SteadyTime earlier(SteadyTime a, SteadyTime b) { return std::min(a, b); }
 
 }  // namespace
 
-std::string local_host_id() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::string boot_id;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
-  return std::string(host) + "/" + boot_id;
-}
-
 uint64_t cluster_fingerprint(const std::vector<std::string>& addresses) {
   uint64_t hash = 1469598103934665603ull;
   for (const std::string& address : addresses) {
@@ -102,7 +94,7 @@ std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request) {
   mine.size = size;
   mine.cluster_fingerprint = request.cluster_fingerprint;
   mine.pid = static_cast<int32_t>(getpid());
-  mine.host_id = local_host_id();
+  mine.host_id = host_identity();
   mine.transport_address = request.transport_address;
 
   Socket listener = listen_on(split_address(request.addresses[static_cast<size_t>(me)]));

@@ -19,7 +19,7 @@ struct PeerHello {
   int32_t size = 0;
   uint64_t cluster_fingerprint = 0;
   int32_t pid = 0;
-  std::string host_id;            // same value <=> same machine (shared memory possible)
+  std::string host_id;            // topology/host_identity.h: same value <=> same machine (shared memory possible)
   std::string transport_address;  // UCX worker address bytes
 };
 
@@ -42,9 +42,6 @@ struct BootstrapPeer {
 // naming the tasks that never came, kAuth when this process is refused or
 // a peer cannot prove the token, kMismatch when a peer sees a different cluster.
 std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request);
-
-// This machine's identity: hostname plus the kernel's boot id.
-std::string local_host_id();
 
 // A stable hash of the member addresses (FNV-1a), so tasks started with
 // different cluster specs refuse each other.

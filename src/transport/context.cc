@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/status.h"
+#include "transport/ucx_worker.h"
 
 namespace dist {
 
@@ -104,6 +105,8 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) 
   worker_->connect(remote, [this](int rank, const std::string& reason) { on_transport_error(rank, reason); });
   start_monitor();
 }
+
+bool Context::has_bulk_endpoints() const { return worker_ != nullptr && worker_->has_bulk_endpoints(); }
 
 Context::~Context() {
   if (!monitor_.joinable()) return;

@@ -8,7 +8,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,9 +17,10 @@
 #include "transport/bootstrap.h"
 #include "transport/cluster_token.h"
 #include "transport/failure_flag.h"
-#include "transport/ucx_worker.h"
 
 namespace dist {
+
+class UcxWorker;  // transport/ucx_worker.h, which only the transport includes
 
 struct ContextOptions {
   TokenSources token;
@@ -44,6 +44,9 @@ class Context {
   std::chrono::milliseconds timeout() const { return timeout_; }
   // Null for a single-process context.
   UcxWorker* worker() { return worker_.get(); }
+  // Whether the worker gives large payloads endpoints of their own
+  // (UcxWorker::bulk_endpoint); false for a single-process context.
+  bool has_bulk_endpoints() const;
 
   // A communicator over `members` (context ranks) learns of failures through
   // the returned flag; a local failure set on it is sent to those members.

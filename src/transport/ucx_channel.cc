@@ -1,14 +1,94 @@
 #include "transport/ucx_channel.h"
 
+#include <cstddef>
 #include <cstring>
-#include <optional>
+#include <deque>
 #include <thread>
 
 #include "base/status.h"
+#include "transport/ucx_worker.h"
 
 namespace dist {
 
 namespace {
+
+// Made only through make_ucx_channel (ucx_channel.h).
+class UcxChannel : public Channel {
+ public:
+  UcxChannel(UcxWorker& worker, uint32_t comm_id, std::vector<int> members, std::vector<std::string> names,
+             int rank, std::shared_ptr<FailureFlag> failure, DescribeCall describe_call);
+  ~UcxChannel() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(members_.size()); }
+  void begin(const CallWords& call, uint64_t seq, Deadline deadline) override;
+  void end() override;
+  TransferId send(int peer, const void* data, size_t bytes) override;
+  TransferId recv(int peer, void* data, size_t bytes) override;
+  void wait(TransferId id) override;
+  bool test(TransferId id) override;
+
+  struct WireHeader {
+    uint32_t magic;
+    uint32_t comm_id;
+    uint64_t seq;
+    CallWords call;
+    uint64_t payload_bytes;
+  };
+
+  // A small message travels as one contiguous copy of header + payload; a
+  // large one as the header followed by the payload straight from/to the
+  // caller's buffer (same tag, so UCX keeps them in order).
+  struct Transfer {
+    UcxChannel* channel = nullptr;
+    bool is_recv = false;
+    int peer = -1;
+    size_t bytes = 0;
+    void* user_data = nullptr;       // receive destination
+    WireHeader header{};
+    std::vector<char> bounce;        // small messages
+    void* requests[2] = {nullptr, nullptr};
+    int parts = 0;                   // messages in this transfer (1 or 2)
+    int parts_done = 0;
+    ucs_status_t status = UCS_OK;
+    size_t received[2] = {0, 0};
+    bool checked = false;
+    bool done() const { return parts_done == parts; }
+  };
+  struct PartRef {
+    Transfer* transfer;
+    int part;
+  };
+
+ private:
+  uint64_t tag_for(int sender_rank) const;
+  void post_send_part(Transfer& t, int part, const void* data, size_t bytes);
+  void post_recv_part(Transfer& t, int part, void* data, size_t bytes);
+  Transfer& transfer(TransferId id);
+  // Validates a completed transfer; throws on error (and records the failure).
+  void finish(Transfer& t);
+  [[noreturn]] void fail_call(Status status, const std::string& message);
+  void cancel_outstanding();
+
+  UcxWorker& worker_;
+  uint32_t comm_id_;
+  std::vector<int> members_;
+  std::vector<std::string> names_;
+  int rank_;
+  std::shared_ptr<FailureFlag> failure_;
+  DescribeCall describe_call_;
+
+  CallWords call_{};
+  uint64_t seq_ = 0;
+  Deadline deadline_{};
+  std::deque<Transfer> transfers_;  // stable addresses while UCX holds them
+  std::deque<PartRef> parts_;        // callback arguments, one per message
+};
+
+// The header's layout is the wire format: these offsets must never move.
+static_assert(sizeof(UcxChannel::WireHeader) == 48 && offsetof(UcxChannel::WireHeader, call) == 16 &&
+                  offsetof(UcxChannel::WireHeader, payload_bytes) == 40,
+              "UcxChannel::WireHeader changed its wire layout");
 
 constexpr uint32_t kWireMagic = 0x44495354;  // "DIST"
 constexpr auto kCancelGrace = std::chrono::seconds(1);
@@ -36,26 +116,16 @@ void on_recv_done(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, v
   record(static_cast<UcxChannel::PartRef*>(user_data), status, info != nullptr ? info->length : 0);
 }
 
-// The peer's header fields are only believed once known to be in range.
-std::optional<CallSignature> signature_of(const UcxChannel::WireHeader& h) {
-  return signature_from_wire(h.kind, h.dtype, h.op, h.root, h.count);
-}
-
-std::string describe_wire(const UcxChannel::WireHeader& h) {
-  const std::optional<CallSignature> signature = signature_of(h);
-  return signature ? describe(*signature) : "an unknown call";
-}
-
-}  // namespace
-
 UcxChannel::UcxChannel(UcxWorker& worker, uint32_t comm_id, std::vector<int> members,
-                       std::vector<std::string> names, int rank, std::shared_ptr<FailureFlag> failure)
+                       std::vector<std::string> names, int rank, std::shared_ptr<FailureFlag> failure,
+                       DescribeCall describe_call)
     : worker_(worker),
       comm_id_(comm_id),
       members_(std::move(members)),
       names_(std::move(names)),
       rank_(rank),
-      failure_(std::move(failure)) {}
+      failure_(std::move(failure)),
+      describe_call_(describe_call) {}
 
 UcxChannel::~UcxChannel() { cancel_outstanding(); }
 
@@ -64,9 +134,9 @@ uint64_t UcxChannel::tag_for(int sender_rank) const {
          (static_cast<uint64_t>(members_[static_cast<size_t>(sender_rank)] & 0xFFFFFF) << 16);
 }
 
-void UcxChannel::begin(const CallSignature& signature, uint64_t seq, Deadline deadline) {
+void UcxChannel::begin(const CallWords& call, uint64_t seq, Deadline deadline) {
   failure_->check();
-  signature_ = signature;
+  call_ = call;
   seq_ = seq;
   deadline_ = deadline;
 }
@@ -144,15 +214,7 @@ TransferId UcxChannel::send(int peer, const void* data, size_t bytes) {
   t.channel = this;
   t.peer = peer;
   t.bytes = bytes;
-  t.header = WireHeader{kWireMagic,
-                        comm_id_,
-                        seq_,
-                        static_cast<int32_t>(signature_.kind),
-                        static_cast<int32_t>(signature_.dtype),
-                        static_cast<int32_t>(signature_.op),
-                        signature_.root,
-                        signature_.count,
-                        bytes};
+  t.header = WireHeader{kWireMagic, comm_id_, seq_, call_, bytes};
   std::lock_guard<std::mutex> guard(worker_.lock());
   if (bytes <= kSmallMessage) {
     t.parts = 1;
@@ -203,7 +265,7 @@ void UcxChannel::finish(Transfer& t) {
   const std::string& peer = names_[static_cast<size_t>(t.peer)];
   const std::string& me = names_[static_cast<size_t>(rank_)];
   if (t.status == UCS_ERR_MESSAGE_TRUNCATED) {
-    fail_call(Status::kMismatch, peer + " sent more data than " + me + " expects in " + describe(signature_) +
+    fail_call(Status::kMismatch, peer + " sent more data than " + me + " expects in " + describe_call_(call_) +
                                      " (call " + std::to_string(seq_) + ")");
   }
   if (t.status == UCS_ERR_CANCELED) failure_->check();
@@ -222,14 +284,14 @@ void UcxChannel::finish(Transfer& t) {
     fail_call(Status::kMismatch, peer + " sent a malformed message to " + me + " (call " + std::to_string(seq_) + 
                                      ", " + std::to_string(t.received[0]) + " bytes)");
   }
-  const std::optional<CallSignature> theirs = signature_of(h);
-  if (h.seq != seq_ || theirs != signature_) {
-    fail_call(Status::kMismatch, peer + " called " + describe_wire(h) + " (call " + std::to_string(h.seq) + ") but " +
-                                     me + " called " + describe(signature_) + " (call " + std::to_string(seq_) + ")");
+  // The peer's words name no call, or another one: either way they differ.
+  if (h.seq != seq_ || h.call != call_) {
+    fail_call(Status::kMismatch, peer + " called " + describe_call_(h.call) + " (call " + std::to_string(h.seq) + ") but " +
+                                     me + " called " + describe_call_(call_) + " (call " + std::to_string(seq_) + ")");
   }
   if (h.payload_bytes != t.bytes || payload_received != t.bytes) {
     fail_call(Status::kMismatch, peer + " sent " + std::to_string(h.payload_bytes) + " bytes where " + me +
-                                     " expects " + std::to_string(t.bytes) + " in " + describe(signature_));
+                                     " expects " + std::to_string(t.bytes) + " in " + describe_call_(call_));
   }
   if (t.parts == 1 && t.bytes > 0) std::memcpy(t.user_data, t.bounce.data() + sizeof h, t.bytes);
 }
@@ -271,7 +333,7 @@ void UcxChannel::wait(TransferId id) {
     // The clock is read only now and then: it costs more than a poll.
     if ((idle & 0x3F) == 0 && std::chrono::steady_clock::now() >= deadline_) {
       fail_call(Status::kTimeout, names_[static_cast<size_t>(rank_)] + " timed out waiting for " +
-                                      names_[static_cast<size_t>(t.peer)] + " in " + describe(signature_) +
+                                      names_[static_cast<size_t>(t.peer)] + " in " + describe_call_(call_) +
                                       " (call " + std::to_string(seq_) + ")");
     }
   }
@@ -296,6 +358,15 @@ void UcxChannel::cancel_outstanding() {
     pending = false;
     for (const Transfer& t : transfers_) pending = pending || !t.done();
   }
+}
+
+}  // namespace
+
+std::unique_ptr<Channel> make_ucx_channel(UcxWorker& worker, uint32_t comm_id, std::vector<int> members,
+                                          std::vector<std::string> names, int rank,
+                                          std::shared_ptr<FailureFlag> failure, DescribeCall describe_call) {
+  return std::make_unique<UcxChannel>(worker, comm_id, std::move(members), std::move(names), rank,
+                                      std::move(failure), describe_call);
 }
 
 }  // namespace dist

@@ -4,7 +4,7 @@
 // from every rank, so none leaves before all have arrived.
 #pragma once
 
-#include "collectives/channel.h"
+#include "transport/channel.h"
 
 namespace dist {
 

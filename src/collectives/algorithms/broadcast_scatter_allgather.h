@@ -8,9 +8,9 @@
 #include <cstddef>
 
 #include "base/dtype.h"
-#include "collectives/channel.h"
 #include "collectives/collective_call.h"
 #include "collectives/reduce_op.h"
+#include "transport/channel.h"
 
 namespace dist {
 

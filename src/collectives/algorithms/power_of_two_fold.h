@@ -9,7 +9,7 @@
 #include <cstddef>
 
 #include "collectives/algorithms/payload.h"
-#include "collectives/channel.h"
+#include "transport/channel.h"
 
 namespace dist {
 

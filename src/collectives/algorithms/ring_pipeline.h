@@ -26,7 +26,7 @@
 
 #include "collectives/algorithms/block_layout.h"
 #include "collectives/algorithms/payload.h"
-#include "collectives/channel.h"
+#include "transport/channel.h"
 
 namespace dist {
 

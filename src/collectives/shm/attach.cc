@@ -6,12 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 #include "base/status.h"
 #include "collectives/channel_exchange.h"
 #include "collectives/shm/single_copy.h"
+#include "topology/host_identity.h"
 
 namespace dist {
 namespace {
@@ -51,14 +51,6 @@ bool reads_every_peer(const std::vector<AttachRecord>& all, int me) {
     if (static_cast<int>(r) != me && !single_copy_reaches(all[r].probe)) return false;
   }
   return true;
-}
-
-std::string host_identity() {
-  char hostname[128] = {};
-  gethostname(hostname, sizeof hostname - 1);
-  std::string boot_id;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
-  return std::string(hostname) + "/" + boot_id;
 }
 
 std::string unique_segment_name() {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/channel.h"
 #include "collectives/shm/group.h"
+#include "transport/channel.h"
 #include "transport/failure_flag.h"
 
 namespace dist {

@@ -1,10 +1,12 @@
-#include "transport/inproc_channel.h"
+#include "support/inproc_channel.h"
 
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <vector>
+
+#include "collectives/signature.h"
 
 namespace dist {
 namespace {
@@ -22,7 +24,7 @@ struct Transfer {
   void* target = nullptr;       // receives: where the payload lands
   size_t bytes = 0;
   std::vector<unsigned char> parked;  // a send's own copy of its payload
-  CallSignature signature;
+  CallWords call;
   uint64_t seq = 0;
   bool matched = false;   // paired with its counterpart; the copy may still run
   bool complete = false;  // sends: the sender's buffer is free; receives: data landed
@@ -40,7 +42,7 @@ struct Mailbox {
 struct RankState {
   std::condition_variable wake;
   bool in_call = false;
-  CallSignature signature;
+  CallWords call;
   uint64_t seq = 0;
   Deadline deadline = Deadline::max();
   const Transfer* blocked_on = nullptr;  // the unmatched receive this rank sleeps on
@@ -49,15 +51,15 @@ struct RankState {
   bool failure_reported = false;  // this rank's thread has thrown the group's failure
 };
 
-std::string call_text(const CallSignature& signature, uint64_t seq) {
-  return describe(signature) + " (call " + std::to_string(seq) + ")";
+std::string call_text(const CallWords& call, uint64_t seq) {
+  return describe_call(call) + " (call " + std::to_string(seq) + ")";
 }
 
-std::string mismatch_text(int rank_a, const CallSignature& a, uint64_t seq_a, int rank_b,
-                          const CallSignature& b, uint64_t seq_b) {
+std::string mismatch_text(int rank_a, const CallWords& a, uint64_t seq_a, int rank_b,
+                          const CallWords& b, uint64_t seq_b) {
   const std::string head_a = "rank " + std::to_string(rank_a) + " called ";
   const std::string head_b = " but rank " + std::to_string(rank_b) + " called ";
-  if (seq_a == seq_b) return head_a + describe(a) + head_b + describe(b) + " (call " + std::to_string(seq_a) + ")";
+  if (seq_a == seq_b) return head_a + describe_call(a) + head_b + describe_call(b) + " (call " + std::to_string(seq_a) + ")";
   return head_a + call_text(a, seq_a) + head_b + call_text(b, seq_b);
 }
 
@@ -80,7 +82,7 @@ class InProcessGroup::RankChannel : public Channel {
 
   int rank() const override { return rank_; }
   int size() const override;
-  void begin(const CallSignature& signature, uint64_t seq, Deadline deadline) override;
+  void begin(const CallWords& call, uint64_t seq, Deadline deadline) override;
   void end() override;
   TransferId send(int peer, const void* data, size_t bytes) override;
   TransferId recv(int peer, void* data, size_t bytes) override;
@@ -139,16 +141,16 @@ struct InProcessGroup::Shared {
   // that the payload fits, then copies with the lock released. `caller` is the
   // rank whose thread runs this.
   void deliver(Lock& lock, const TransferPtr& send, const TransferPtr& receive, int caller) {
-    if (send->seq != receive->seq || send->signature != receive->signature) {
-      fail(Status::kMismatch, mismatch_text(send->from, send->signature, send->seq, receive->to,
-                                            receive->signature, receive->seq));
+    if (send->seq != receive->seq || send->call != receive->call) {
+      fail(Status::kMismatch, mismatch_text(send->from, send->call, send->seq, receive->to,
+                                            receive->call, receive->seq));
       throw_failure(lock, caller);
     }
     if (send->bytes > receive->bytes) {
       fail(Status::kMismatch, "rank " + std::to_string(send->from) + " sent " + std::to_string(send->bytes) +
                                   " bytes to rank " + std::to_string(receive->to) + ", which expected at most " +
                                   std::to_string(receive->bytes) + " bytes, in " +
-                                  call_text(receive->signature, receive->seq));
+                                  call_text(receive->call, receive->seq));
       throw_failure(lock, caller);
     }
     send->matched = true;
@@ -179,13 +181,13 @@ struct InProcessGroup::Shared {
   // The first rank whose call differs from rank 0's, or -1.
   int first_disagreeing_rank() const {
     for (int rank = 1; rank < size; ++rank) {
-      if (ranks[rank].signature != ranks[0].signature || ranks[rank].seq != ranks[0].seq) return rank;
+      if (ranks[rank].call != ranks[0].call || ranks[rank].seq != ranks[0].seq) return rank;
     }
     return -1;
   }
 
   std::string disagreement_text(int rank) const {
-    return mismatch_text(rank, ranks[rank].signature, ranks[rank].seq, 0, ranks[0].signature, ranks[0].seq);
+    return mismatch_text(rank, ranks[rank].call, ranks[rank].seq, 0, ranks[0].call, ranks[0].seq);
   }
 
   // Fails a group found blocked by all_blocked(): ranks in different calls are
@@ -196,7 +198,7 @@ struct InProcessGroup::Shared {
       fail(Status::kMismatch, disagreement_text(other));
       return;
     }
-    std::string text = "ranks deadlocked in " + call_text(ranks[0].signature, ranks[0].seq) + ":";
+    std::string text = "ranks deadlocked in " + call_text(ranks[0].call, ranks[0].seq) + ":";
     for (int rank = 0; rank < size; ++rank) {
       const RankState& state = ranks[rank];
       text += rank == 0 ? " " : "; ";
@@ -221,7 +223,7 @@ struct InProcessGroup::Shared {
       const Transfer& left = *box.sends.front();
       return fail(Status::kMismatch,
                   "rank " + std::to_string(left.from) + " sent " + std::to_string(left.bytes) + " bytes to rank " +
-                      std::to_string(left.to) + " in " + call_text(left.signature, left.seq) + " that rank " +
+                      std::to_string(left.to) + " in " + call_text(left.call, left.seq) + " that rank " +
                       std::to_string(left.to) + " never received");
     }
     // Released ranks leave the call here, under the lock, so a rank that starts
@@ -239,16 +241,16 @@ struct InProcessGroup::Shared {
 
 int InProcessGroup::RankChannel::size() const { return shared_.size; }
 
-void InProcessGroup::RankChannel::begin(const CallSignature& signature, uint64_t seq, Deadline deadline) {
+void InProcessGroup::RankChannel::begin(const CallWords& call, uint64_t seq, Deadline deadline) {
   Lock lock(shared_.mutex);
   shared_.throw_if_failed(lock, rank_);
   RankState& state = shared_.ranks[rank_];
   if (state.in_call) {
-    fail(Status::kInternal, "rank " + std::to_string(rank_) + " began " + call_text(signature, seq) +
-                                " before ending " + call_text(state.signature, state.seq));
+    fail(Status::kInternal, "rank " + std::to_string(rank_) + " began " + call_text(call, seq) +
+                                " before ending " + call_text(state.call, state.seq));
   }
   state.in_call = true;
-  state.signature = signature;
+  state.call = call;
   state.seq = seq;
   state.deadline = deadline;
   transfers_.clear();
@@ -271,7 +273,7 @@ void InProcessGroup::RankChannel::end() {
     if (transfer.observed) continue;
     // The unfinished transfer may still be written to: nobody can use the group safely.
     shared_.fail(Status::kInternal,
-                 "rank " + std::to_string(rank_) + " ended " + call_text(state.signature, state.seq) + " without waiting for its " +
+                 "rank " + std::to_string(rank_) + " ended " + call_text(state.call, state.seq) + " without waiting for its " +
                      (transfer.is_send ? "send to rank " + std::to_string(transfer.to)
                                        : "receive from rank " + std::to_string(transfer.from)) +
                      " (transfer " + std::to_string(id) + ")");
@@ -294,7 +296,7 @@ void InProcessGroup::RankChannel::end() {
           missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
         }
         shared_.fail(Status::kTimeout, "rank " + std::to_string(rank_) + " timed out at the end of " +
-                                           call_text(state.signature, state.seq) + " waiting for rank(s) " + missing +
+                                           call_text(state.call, state.seq) + " waiting for rank(s) " + missing +
                                            " to finish it");
       }
     }
@@ -320,7 +322,7 @@ TransferPtr InProcessGroup::RankChannel::post(bool is_send, int peer, const void
   transfer->from = is_send ? rank_ : peer;
   transfer->to = is_send ? peer : rank_;
   transfer->bytes = bytes;
-  transfer->signature = state.signature;
+  transfer->call = state.call;
   transfer->seq = state.seq;
   transfers_.push_back(transfer);
   return transfer;
@@ -411,7 +413,7 @@ void InProcessGroup::RankChannel::wait(TransferId id) {
     state.blocked_on = nullptr;
     if (late && !transfer->matched && shared_.failure == Status::kOk) {
       shared_.fail(Status::kTimeout, "rank " + std::to_string(rank_) + " timed out in " +
-                                         call_text(state.signature, state.seq) + " waiting for " +
+                                         call_text(state.call, state.seq) + " waiting for " +
                                          std::to_string(transfer->bytes) + " bytes from rank " +
                                          std::to_string(transfer->from));
     }

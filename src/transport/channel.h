@@ -1,12 +1,13 @@
 // Channel: a communicator's point-to-point view of its transport, and all an
-// algorithm may use. Algorithms (collectives/algorithms/) never see UCX, shared
-// memory or threads; they post sends and receives between communicator ranks
-// and wait for them.
+// algorithm may use. The collective algorithms never see UCX, shared memory or
+// threads; they post sends and receives between communicator ranks
+// and wait for them. The transport owns this interface and implements it
+// (ucx_channel.h); the layers above only use it.
 //
 // Rules every implementation keeps:
 //  - Messages between one pair of ranks are matched in the order they were
 //    posted (the k-th send from a to b lands in the k-th receive b posted from a).
-//  - Every message carries the current call's CallSignature and sequence number;
+//  - Every message carries the current call's CallWords and sequence number;
 //    a receive whose peer is in a different call fails with Status::kMismatch
 //    naming both calls, and a message longer than the receive fails the same way.
 //  - wait() never blocks past the call's deadline (Status::kTimeout) and fails
@@ -18,13 +19,31 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-
-#include "collectives/signature.h"
+#include <initializer_list>
+#include <string>
 
 namespace dist {
 
 using Deadline = std::chrono::steady_clock::time_point;
 using TransferId = uint32_t;
+
+// What identifies one call, as fixed-width words the layer above fills in
+// (the collectives' call_words). The transport carries them in every
+// message header and compares them; it never reads their meaning.
+struct CallWords {
+  int32_t word[4] = {0, 0, 0, 0};
+  uint64_t long_word = 0;
+
+  bool operator==(const CallWords& other) const {
+    return word[0] == other.word[0] && word[1] == other.word[1] && word[2] == other.word[2] &&
+           word[3] == other.word[3] && long_word == other.long_word;
+  }
+  bool operator!=(const CallWords& other) const { return !(*this == other); }
+};
+
+// How the layer above names a call in error messages ("all_reduce(f32, sum,
+// count=4)"), given to a channel when it is made. Called on error paths only.
+using DescribeCall = std::string (*)(const CallWords& call);
 
 class Channel {
  public:
@@ -33,8 +52,8 @@ class Channel {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  // Starts one collective call; the signature and seq go into every message.
-  virtual void begin(const CallSignature& signature, uint64_t seq, Deadline deadline) = 0;
+  // Starts one collective call; its words and seq go into every message.
+  virtual void begin(const CallWords& call, uint64_t seq, Deadline deadline) = 0;
   // Ends it; every transfer posted since begin() must have been waited for.
   virtual void end() = 0;
 

@@ -1,6 +1,7 @@
 // InProcessGroup: n ranks that are threads of one process, each with a Channel
-// (collectives/channel.h) to the others. Used by the collective tests and by
-// strategies that run several replicas in one process.
+// (transport/channel.h) to the others. Test support, not part of the library:
+// the collective suites (test_algorithms, test_inproc_channel) run their ranks
+// as threads through it.
 //
 // Semantics, beyond the Channel rules:
 //  - Messages travel through one mailbox per ordered pair of ranks. A send that
@@ -10,7 +11,7 @@
 //    waits for (or tests) a send nobody has received yet copies the payload
 //    into the mailbox and goes on, so completing a send never depends on the
 //    peer: exchange patterns cannot deadlock on buffering.
-//  - Every message carries its sender's CallSignature and seq; a receive that
+//  - Every message carries its sender's CallWords and seq; a receive that
 //    matches a message from a different call, or a message longer than the
 //    receive, fails the whole group with Status::kMismatch naming both sides.
 //  - end() returns only when every rank has reached the end of the same call
@@ -37,7 +38,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "collectives/channel.h"
+#include "transport/channel.h"
 
 namespace dist {
 

@@ -1,0 +1,21 @@
+#include "topology/host_identity.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+namespace dist {
+
+std::string kernel_hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
+
+std::string host_identity() {
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  return kernel_hostname() + "/" + boot_id;
+}
+
+}  // namespace dist
