@@ -2,20 +2,24 @@
 
 namespace dist {
 
-WorkerPosition worker_position(const ResolvedCluster& cluster) {
-  int count = 0;
-  int index = -1;
+std::vector<std::pair<std::string, int32_t>> collective_members(const ClusterSpec& spec) {
+  std::vector<std::pair<std::string, int32_t>> tasks;
   for (const char* job : {"chief", "worker"}) {
-    if (!cluster.spec.has_job(job)) continue;
-    for (const auto& task : cluster.spec.job(job)) {
-      if (cluster.task_type && cluster.task_id && *cluster.task_type == job && *cluster.task_id == task.first) {
-        index = count;
-      }
-      ++count;
+    if (!spec.has_job(job)) continue;
+    for (const auto& task : spec.job(job)) tasks.emplace_back(job, task.first);
+  }
+  return tasks;
+}
+
+WorkerPosition worker_position(const ResolvedCluster& cluster) {
+  if (!cluster.task_type || !cluster.task_id) return WorkerPosition{};
+  const auto members = collective_members(cluster.spec);
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i].first == *cluster.task_type && members[i].second == *cluster.task_id) {
+      return WorkerPosition{static_cast<int>(i), static_cast<int>(members.size())};
     }
   }
-  if (index < 0) return WorkerPosition{};
-  return WorkerPosition{index, count};
+  return WorkerPosition{};
 }
 
 }  // namespace dist

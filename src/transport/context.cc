@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/status.h"
+#include "cluster/worker_position.h"
 #include "transport/ucx_worker.h"
 
 namespace dist {
@@ -39,16 +40,6 @@ bool is_member(const std::vector<int>& members, int rank) {
   return false;
 }
 
-// Chief first, then the workers by index: TF's order for collective ranks.
-std::vector<std::pair<std::string, int32_t>> member_tasks(const ClusterSpec& spec) {
-  std::vector<std::pair<std::string, int32_t>> tasks;
-  for (const char* job : {"chief", "worker"}) {
-    if (!spec.has_job(job)) continue;
-    for (const auto& task : spec.job(job)) tasks.emplace_back(job, task.first);
-  }
-  return tasks;
-}
-
 }  // namespace
 
 Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) : timeout_(options.timeout) {
@@ -60,7 +51,7 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) 
   if (!cluster.task_type || !cluster.task_id) {
     fail_invalid("context: the cluster does not say which task this process is (task type/id unset)");
   }
-  auto tasks = member_tasks(cluster.spec);
+  auto tasks = collective_members(cluster.spec);
   if (tasks.empty()) fail_invalid("context: the cluster has no chief or worker tasks (jobs: " + cluster.spec.job_names() + ")");
   std::vector<std::string> addresses;
   rank_ = -1;
