@@ -1141,6 +1141,62 @@ void test_selection(void**) {
   assert_int_equal(dist::choose_chunk_bytes(automatic), dist::kDefaultChunkBytes);
 }
 
+
+// Today's choices, pinned for a grid of sizes and rank counts and every forced
+// all-reduce: whatever decides them (the table of algorithms), each call of a
+// kind, size, rank count and forced option picks what it picked before the
+// table existed. The expected names follow the rules as they were written
+// then: recursive doubling to 16 KiB, Rabenseifner to 1 MiB (256 KiB on a rank
+// count that is not a power of two), the ring above; broadcasts of 512 KiB or
+// more on more than two ranks scatter and all-gather.
+void test_selection_is_pinned(void**) {
+  const size_t sizes[] = {0,           1,           8,           4096,        16383,      16384,
+                          16385,       65536,       262143,      262144,      262145,     524287,
+                          524288,      524289,      1048575,     1048576,     1048577,    16777216,
+                          size_t{1} << 34};
+  const CollectiveKind kinds[] = {CollectiveKind::kAllReduce,     CollectiveKind::kReduce,
+                                  CollectiveKind::kBroadcast,     CollectiveKind::kAllGather,
+                                  CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
+                                  CollectiveKind::kBarrier,       CollectiveKind::kSplit,
+                                  CollectiveKind::kCommSetup};
+  auto expected = [](CollectiveKind kind, size_t bytes, int ranks, const std::string& forced) -> std::string {
+    const bool power_of_two = (ranks & (ranks - 1)) == 0;
+    switch (kind) {
+      case CollectiveKind::kAllReduce:
+        if (!forced.empty()) return forced;
+        if (bytes <= 16 * 1024) return "recursive_doubling";
+        if (bytes <= (power_of_two ? 1024 * 1024 : 256 * 1024)) return "rabenseifner";
+        return "ring";
+      case CollectiveKind::kReduce: return "reduce_binomial";
+      case CollectiveKind::kBroadcast:
+        return ranks > 2 && bytes >= 512 * 1024 ? "broadcast_scatter_allgather" : "broadcast_binomial";
+      case CollectiveKind::kAllGather:
+      case CollectiveKind::kSplit:
+      case CollectiveKind::kCommSetup: return "allgather_ring";
+      case CollectiveKind::kReduceScatter: return "reduce_scatter_ring";
+      case CollectiveKind::kAllToAll: return "alltoall_pairwise";
+      case CollectiveKind::kBarrier: return "barrier_dissemination";
+    }
+    return "?";
+  };
+  for (const char* forced : {"", "ring", "rabenseifner", "recursive_doubling"}) {
+    AlgorithmOptions options;
+    options.all_reduce = forced;
+    for (CollectiveKind kind : kinds) {
+      for (int ranks = 1; ranks <= 9; ++ranks) {
+        for (size_t bytes : sizes) {
+          const std::string chosen = dist::name(dist::choose_algorithm(kind, bytes, ranks, options));
+          const std::string want = expected(kind, bytes, ranks, forced);
+          if (chosen != want) {
+            fail_msg("%s of %zu bytes on %d ranks, forced '%s': %s, not %s", dist::name(kind), bytes, ranks, forced,
+                     chosen.c_str(), want.c_str());
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -1152,6 +1208,7 @@ int main() {
       cmocka_unit_test(test_barrier),           cmocka_unit_test(test_message_counts),
       cmocka_unit_test(test_ring_moves_minimal_bytes), cmocka_unit_test(test_mismatch),
       cmocka_unit_test(test_argument_checks),   cmocka_unit_test(test_selection),
+      cmocka_unit_test(test_selection_is_pinned),
   };
   return cmocka_run_group_tests_name("algorithms", tests, nullptr, nullptr);
 }
