@@ -23,7 +23,8 @@
 
 #include "base/dtype.h"
 #include "base/status.h"
-#include "collectives/algorithm_select.h"
+#include "collectives/algorithm_table.h"
+#include "collectives/run_collective.h"
 #include "collectives/algorithms/broadcast_binomial.h"
 #include "collectives/algorithms/broadcast_scatter_allgather.h"
 #include "collectives/channel.h"
@@ -1125,13 +1126,16 @@ void test_selection(void**) {
   assert_true(all_reduce(dist::kRabenseifnerFoldedMaxBytes, 6) == Algorithm::kAllReduceRabenseifner);
   assert_true(all_reduce(dist::kRabenseifnerMaxBytes + 1, 4) == Algorithm::kAllReduceRing);
   AlgorithmOptions forced;
+  dist::ForcedAllReduce resolved;
   for (const char* algorithm : kAllReduceAlgorithms) {
     forced.all_reduce = algorithm;
-    assert_true(dist::is_all_reduce_algorithm(algorithm));
+    assert_true(dist::find_forced_all_reduce(algorithm, &resolved));
+    assert_true(resolved.any && resolved.path == dist::Path::kPointToPoint);
     assert_string_equal(dist::name(choose_algorithm(CollectiveKind::kAllReduce, 8, 4, forced)), algorithm);
   }
-  assert_false(dist::is_all_reduce_algorithm("tree"));
-  assert_false(dist::is_all_reduce_algorithm(""));
+  assert_false(dist::find_forced_all_reduce("tree", &resolved));
+  assert_true(dist::find_forced_all_reduce("", &resolved));
+  assert_false(resolved.any);
   assert_true(choose_algorithm(CollectiveKind::kBroadcast, dist::kScatterAllGatherMinBytes, 4, automatic) ==
               Algorithm::kBroadcastScatterAllGather);
   assert_true(choose_algorithm(CollectiveKind::kBroadcast, dist::kScatterAllGatherMinBytes, 2, automatic) ==
