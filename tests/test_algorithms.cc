@@ -1201,6 +1201,92 @@ void test_selection_is_pinned(void**) {
   }
 }
 
+// The shared-memory choices, as run_shm and the shm algorithms made them
+// before the table: the direct all-reduce to 16 KiB unless forced, the split
+// above, writing into the peers' results where the group reaches their memory
+// (from 256 KiB to 16 MiB into a separate result, 64 MiB in place; 4 and 16
+// MiB with more ranks than cores); single copies of moved blocks from 16 KiB
+// (128 KiB with more ranks than cores) to 16 MiB, broadcasts to 2 MiB and not
+// with more ranks than cores, all-to-all only out of place; a piecewise
+// all-reduce always splits.
+void test_shared_memory_selection_is_pinned(void**) {
+  const size_t sizes[] = {0,      8,        16383,    16384,    16385,    131071,   131072,   262143,
+                          262144, 2097152,  2097153,  4194304,  4194305,  16777216, 16777217, 67108864,
+                          67108865};
+  const CollectiveKind kinds[] = {CollectiveKind::kAllReduce, CollectiveKind::kReduce,
+                                  CollectiveKind::kBroadcast, CollectiveKind::kAllGather,
+                                  CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
+                                  CollectiveKind::kBarrier};
+  auto expected = [](CollectiveKind kind, const dist::Selection& s, const std::string& forced) -> std::string {
+    const size_t single_copy_min = s.shares_cores ? 128 * 1024 : 16 * 1024;
+    const bool single_copy = s.single_copy && s.bytes >= single_copy_min;
+    switch (kind) {
+      case CollectiveKind::kAllReduce: {
+        if (s.pieces) return "shm_split";
+        if (forced == "shm_direct" || (forced != "shm_split" && s.bytes <= 16 * 1024)) return "shm_direct";
+        const size_t most = s.in_place ? (s.shares_cores ? 16u << 20 : 64u << 20) : (s.shares_cores ? 4u << 20 : 16u << 20);
+        return s.single_copy && s.bytes >= 256 * 1024 && s.bytes <= most ? "shm_split_single_copy" : "shm_split";
+      }
+      case CollectiveKind::kBroadcast:
+        return single_copy && !s.shares_cores && s.bytes <= (2u << 20) ? "shm_single_copy" : "shm";
+      case CollectiveKind::kAllGather:
+        return single_copy && s.bytes <= (16u << 20) ? "shm_single_copy" : "shm";
+      case CollectiveKind::kAllToAll:
+        return !s.in_place && single_copy && s.bytes <= (16u << 20) ? "shm_single_copy" : "shm";
+      default:
+        return "shm";
+    }
+  };
+  for (const char* forced_name : {"", "shm", "shm_direct", "shm_split"}) {
+    dist::ForcedAllReduce forced;
+    assert_true(dist::find_forced_all_reduce(forced_name, &forced));
+    for (CollectiveKind kind : kinds) {
+      for (size_t bytes : sizes) {
+        for (int flags = 0; flags < 16; ++flags) {
+          dist::Selection s;
+          s.bytes = bytes;
+          s.ranks = 4;
+          s.single_copy = (flags & 1) != 0;
+          s.shares_cores = (flags & 2) != 0;
+          s.in_place = (flags & 4) != 0;
+          s.pieces = (flags & 8) != 0 && kind == CollectiveKind::kAllReduce;
+          const std::string chosen = dist::select_algorithm(kind, dist::Path::kSharedMemory, s, forced).name;
+          const std::string want = expected(kind, s, forced_name);
+          if (chosen != want) {
+            fail_msg("%s of %zu bytes, flags %d, forced '%s': %s, not %s", dist::name(kind), bytes, flags, forced_name,
+                     chosen.c_str(), want.c_str());
+          }
+        }
+      }
+    }
+  }
+}
+
+// The names that force an all-reduce, and the C ABI's DIST_ALLREDUCE_*
+// numbers for them, come from the table.
+void test_forced_names(void**) {
+  assert_string_equal(dist::forced_all_reduce_names(nullptr, "", ", ").c_str(),
+                      "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split");
+  const dist::Path point_to_point = dist::Path::kPointToPoint;
+  assert_string_equal(dist::forced_all_reduce_names(&point_to_point, "'", ", ").c_str(),
+                      "'ring', 'rabenseifner', 'recursive_doubling'");
+  const char* const by_option[] = {"", "ring", "rabenseifner", "recursive_doubling", "shm"};
+  for (int32_t option = 0; option < 5; ++option) {
+    assert_string_equal(dist::forced_all_reduce_name(option), by_option[option]);
+  }
+  assert_null(dist::forced_all_reduce_name(5));
+  assert_null(dist::forced_all_reduce_name(-1));
+  // A forced point-to-point all-reduce asks for that path; "shm" for the
+  // segment, by size there; the shared-memory algorithms for their rows.
+  dist::ForcedAllReduce forced;
+  assert_true(dist::find_forced_all_reduce("shm", &forced));
+  assert_true(forced.any && forced.path == dist::Path::kSharedMemory && forced.rows == 0);
+  assert_true(dist::find_forced_all_reduce("shm_split", &forced));
+  assert_true(forced.any && forced.path == dist::Path::kSharedMemory && forced.rows != 0);
+  expect_error(Status::kInvalidArgument, "is not one of 'ring', 'rabenseifner', 'recursive_doubling'",
+               [] { dist::forced_point_to_point("shm_direct"); });
+}
+
 }  // namespace
 
 int main() {
@@ -1212,7 +1298,8 @@ int main() {
       cmocka_unit_test(test_barrier),           cmocka_unit_test(test_message_counts),
       cmocka_unit_test(test_ring_moves_minimal_bytes), cmocka_unit_test(test_mismatch),
       cmocka_unit_test(test_argument_checks),   cmocka_unit_test(test_selection),
-      cmocka_unit_test(test_selection_is_pinned),
+      cmocka_unit_test(test_selection_is_pinned), cmocka_unit_test(test_shared_memory_selection_is_pinned),
+      cmocka_unit_test(test_forced_names),
   };
   return cmocka_run_group_tests_name("algorithms", tests, nullptr, nullptr);
 }
