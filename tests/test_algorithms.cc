@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/dtype.h"
+#include "c_api.h"
 #include "base/status.h"
 #include "collectives/algorithm_table.h"
 #include "collectives/run_collective.h"
@@ -1270,11 +1271,12 @@ void test_forced_names(void**) {
   const dist::Path point_to_point = dist::Path::kPointToPoint;
   assert_string_equal(dist::forced_all_reduce_names(&point_to_point, "'", ", ").c_str(),
                       "'ring', 'rabenseifner', 'recursive_doubling'");
-  const char* const by_option[] = {"", "ring", "rabenseifner", "recursive_doubling", "shm"};
-  for (int32_t option = 0; option < 5; ++option) {
-    assert_string_equal(dist::forced_all_reduce_name(option), by_option[option]);
-  }
-  assert_null(dist::forced_all_reduce_name(5));
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_AUTO), "");
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_RING), "ring");
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_RABENSEIFNER), "rabenseifner");
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_RECURSIVE_DOUBLING), "recursive_doubling");
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_SHARED_MEMORY), "shm");
+  assert_null(dist::forced_all_reduce_name(DIST_ALLREDUCE_SHARED_MEMORY + 1));
   assert_null(dist::forced_all_reduce_name(-1));
   // A forced point-to-point all-reduce asks for that path; "shm" for the
   // segment, by size there; the shared-memory algorithms for their rows.
