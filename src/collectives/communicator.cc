@@ -8,8 +8,8 @@
 #include "base/status.h"
 #include "collectives/algorithm_table.h"
 #include "collectives/channel_exchange.h"
-#include "collectives/shm/attach.h"
 #include "collectives/run_collective.h"
+#include "collectives/shm/attach.h"
 #include "collectives/shm/run_shm.h"
 #include "transport/ucx_channel.h"
 
