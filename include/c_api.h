@@ -418,7 +418,11 @@ DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path
 
 /* All-reduce algorithm choice. AUTO picks by path, message size and rank count;
  * the environment variable DIST_ALLREDUCE_ALGO (ring, rabenseifner,
- * recursive_doubling, shm) overrides AUTO for every communicator. RING,
+ * recursive_doubling, shm, shm_direct, shm_split) overrides AUTO for every
+ * communicator; shm_direct and shm_split force those shared-memory
+ * all-reduces where the path is DIST_COMM_PATH_SHARED_MEMORY, and leave the
+ * choice to size elsewhere. The library's table of algorithms
+ * (src/collectives/algorithm_table.cc) lists them all, per collective. RING,
  * RABENSEIFNER and RECURSIVE_DOUBLING are point-to-point algorithms and use UCX
  * messages even on a shared-memory communicator; SHARED_MEMORY needs a
  * communicator whose path is DIST_COMM_PATH_SHARED_MEMORY (else
@@ -531,8 +535,9 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
  * "shm_single_copy", "shm" (the other shared-memory collectives), "ring",
  * "rabenseifner", "recursive_doubling", "reduce_binomial", "broadcast_binomial",
  * "broadcast_scatter_allgather", "allgather_ring", "reduce_scatter_ring",
- * "alltoall_pairwise", "barrier_dissemination", or "self" (one rank). The
- * string is static. For benchmarks and logs.
+ * "alltoall_pairwise", "barrier_dissemination", or "self" (one rank): a row's
+ * name in the library's table of algorithms. The string is static. For
+ * benchmarks and logs.
  * The single-copy ones copy straight between the ranks' own buffers, where the
  * system lets processes read each other's memory and DIST_SHM_SINGLE_COPY is
  * not 0: "shm_split_single_copy" is all_reduce from 256 KiB (each rank writes

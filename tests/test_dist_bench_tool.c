@@ -308,7 +308,18 @@ static void test_bench_run_flags(void** state) {
   /* Forced ring without a label: the variant is the algorithm forced. */
   run_tool("-n", "2", "--csv", "--algo", "ring", "--sizes", "8,4100", "--seconds", "0.02", NULL);
   assert_succeeded();
-  check_csv("all_reduce", 4, "ring");  /* In place, checked like any other run, also on both sides of the 256 KiB
+  check_csv("all_reduce", 4, "ring");
+  /* The shared-memory all-reduces forced by name (through DIST_ALLREDUCE_ALGO):
+   * on one host's segment every row names the one forced, else the
+   * point-to-point choice by size. */
+  run_tool("-n", "2", "--csv", "--algo", "shm_split", "--sizes", "8,4100", "--seconds", "0.02", NULL);
+  assert_succeeded();
+  check_csv("all_reduce", 4, NULL);
+  if (strstr(run.out, "shm_direct") != NULL) fail_msg("--algo shm_split ran shm_direct:\n%s", run.out);
+  run_tool("-n", "2", "--csv", "--algo", "shm_direct", "--sizes", "8,4100", "--seconds", "0.02", NULL);
+  assert_succeeded();
+  check_csv("all_reduce", 4, NULL);
+  if (strstr(run.out, "shm_split") != NULL) fail_msg("--algo shm_direct ran shm_split:\n%s", run.out);  /* In place, checked like any other run, also on both sides of the 256 KiB
    * where the shared-memory all-reduce starts writing into the peers' results. */
   run_tool("-n", "2", "--csv", "--in-place", "--sizes", "8,4100", "--seconds", "0.02", NULL);
   assert_succeeded();

@@ -21,6 +21,7 @@
 #include "collectives/piecewise.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/group.h"
+#include "collectives/shm/run_shm.h"
 #include "collectives/shm/segment.h"
 #include "internal_test_support.h"
 #include "shm_ranks.h"
@@ -295,11 +296,11 @@ void run_buffer_split(int n) {
     std::vector<double>& out = separate[static_cast<size_t>(r)];
     out.assign(count, -1);
     group.begin(signature, 1, timeout);
-    dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64, ReduceOp::SUM);
+    dist::run_shm_algorithm(group, {signature, input.data(), out.data()});
     std::vector<double>& both = in_place[static_cast<size_t>(r)];
     both = input;
     group.begin(signature, 2, timeout);
-    dist::shm_allreduce_split(group, both.data(), both.data(), count, DType::F64, ReduceOp::SUM);
+    dist::run_shm_algorithm(group, {signature, both.data(), both.data()});
   }));
   for (int r = 0; r < n; ++r) {
     for (size_t i = 0; i < count; ++i) {
@@ -358,11 +359,11 @@ void run_small_and_large_steps(int n) {
       const int root = n - 1;
       std::vector<double> buffer = input;
       call(dist::CollectiveKind::kBroadcast, count, root);
-      dist::shm_broadcast(group, buffer.data(), count, DType::F64, root);
+      dist::shm_broadcast(group, buffer.data(), count, DType::F64, root, false);
       for (size_t i = 0; i < count; ++i) expect("broadcast", count, i, buffer[i], input_value(root, i));
       std::vector<double> gathered(count * static_cast<size_t>(n), -1);
       call(dist::CollectiveKind::kAllGather, count, -1);
-      dist::shm_allgather(group, input.data(), gathered.data(), count, DType::F64);
+      dist::shm_allgather(group, input.data(), gathered.data(), count, DType::F64, false);
       for (size_t i = 0; i < gathered.size(); ++i) {
         expect("all-gather", count, i, gathered[i], input_value(static_cast<int>(i / count), i % count));
       }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/run_shm.h"
 #include "collectives/shm/single_copy.h"
 #include "internal_test_support.h"
 #include "shm_ranks.h"
@@ -117,12 +118,13 @@ void run_block_moves(int n, bool single_copy, DType dtype, const std::vector<siz
           std::vector<unsigned char> input(block), out(all, 0xEE);
           for (size_t i = 0; i < block; ++i) input[i] = byte_of(r, i);
           begin(dist::CollectiveKind::kAllGather, count);
-          dist::shm_allgather(group, input.data(), out.data(), count, dtype);
+          dist::run_shm_algorithm(group, {signature_of(dist::CollectiveKind::kAllGather, count, dtype), input.data(), out.data()});
           expect("all-gather", count, out, gathered);
           std::vector<unsigned char> in_place(all, 0xEE);
           std::copy(input.begin(), input.end(), in_place.begin() + static_cast<std::ptrdiff_t>(r * block));
           begin(dist::CollectiveKind::kAllGather, count);
-          dist::shm_allgather(group, in_place.data() + static_cast<size_t>(r) * block, in_place.data(), count, dtype);
+          dist::run_shm_algorithm(group, {signature_of(dist::CollectiveKind::kAllGather, count, dtype),
+                                          in_place.data() + static_cast<size_t>(r) * block, in_place.data()});
           expect("in-place all-gather", count, in_place, gathered);
 
           // All-to-all: block q of rank r's result is block r of rank q's input.
@@ -132,10 +134,10 @@ void run_block_moves(int n, bool single_copy, DType dtype, const std::vector<siz
           std::vector<unsigned char> send(all), received(all, 0xEE);
           for (size_t i = 0; i < all; ++i) send[i] = byte_of(r, i);
           begin(dist::CollectiveKind::kAllToAll, count);
-          dist::shm_alltoall(group, send.data(), received.data(), count, dtype);
+          dist::run_shm_algorithm(group, {signature_of(dist::CollectiveKind::kAllToAll, count, dtype), send.data(), received.data()});
           expect("all-to-all", count, received, exchanged);
           begin(dist::CollectiveKind::kAllToAll, count);
-          dist::shm_alltoall(group, send.data(), send.data(), count, dtype);
+          dist::run_shm_algorithm(group, {signature_of(dist::CollectiveKind::kAllToAll, count, dtype), send.data(), send.data()});
           expect("in-place all-to-all", count, send, exchanged);
 
           // Broadcast from the last rank: everyone ends with its input.
@@ -144,7 +146,7 @@ void run_block_moves(int n, bool single_copy, DType dtype, const std::vector<siz
           if (r == root) buffer = input;
           group.begin(signature_of(dist::CollectiveKind::kBroadcast, count, dtype, root), ++seq,
                       std::chrono::seconds(30));
-          dist::shm_broadcast(group, buffer.data(), count, dtype, root);
+          dist::run_shm_algorithm(group, {signature_of(dist::CollectiveKind::kBroadcast, count, dtype, root), nullptr, buffer.data()});
           expect("broadcast", count, buffer, [&](size_t i) { return byte_of(root, i); });
         }
       },
@@ -191,7 +193,7 @@ void run_all_reduce_writes(int n, bool single_copy) {
                                                    : dist::kSplitWriteMaxBytesInPlace)
                                          : (shared ? dist::kSplitWriteMaxBytesSharedCores : dist::kSplitWriteMaxBytes);
             const bool writes = single_copy && bytes >= dist::kSplitWriteMinBytes && bytes <= most;
-            if (dist::takes_split_write(group, bytes, in_place) != writes) {
+            if (dist::takes_split_write(dist::shm_selection(group, bytes, in_place)) != writes) {
               throw std::runtime_error("takes_split_write(" + std::to_string(bytes) + ", in place " +
                                        std::to_string(in_place) + ") is not " + std::to_string(writes));
             }
@@ -202,8 +204,7 @@ void run_all_reduce_writes(int n, bool single_copy) {
               dist::CallSignature signature = signature_of(dist::CollectiveKind::kAllReduce, count, DType::F64);
               signature.op = op;
               group.begin(signature, ++seq, std::chrono::seconds(30));
-              dist::shm_allreduce_split(group, in_place ? out.data() : input.data(), out.data(), count, DType::F64,
-                                        op);
+              dist::run_shm_algorithm(group, {signature, in_place ? out.data() : input.data(), out.data()});
               for (size_t i = 0; i < count; ++i) {
                 double want = op == dist::ReduceOp::MAX ? value(0, i) : 0;
                 for (int q = 0; q < n; ++q) {
@@ -266,14 +267,15 @@ void test_unreachable_peer_fails_every_rank(void** state) {
   expect_both_ranks_fail("unreadable", dist::CollectiveKind::kAllGather, blocks, "rank 0 could not read rank 1's buffer",
                          [&](dist::ShmGroup& group, int r) {
                            std::vector<double> input(blocks, r), out(2 * blocks);
-                           dist::shm_allgather(group, input.data(), out.data(), blocks, DType::F64);
+                           dist::run_shm_algorithm(group, {signature_of(dist::CollectiveKind::kAllGather, blocks, DType::F64),
+                                                           input.data(), out.data()});
                          });
   const size_t count = 65536;  // 512 KiB of doubles: the writing split all-reduce
   expect_both_ranks_fail("unwritable", dist::CollectiveKind::kAllReduce, count,
                          "rank 0 could not write to rank 1's buffer", [&](dist::ShmGroup& group, int r) {
                            std::vector<double> input(count, r), out(count);
-                           dist::shm_allreduce_split(group, input.data(), out.data(), count, DType::F64,
-                                                     dist::ReduceOp::SUM);
+                           dist::run_shm_algorithm(group, {signature_of(dist::CollectiveKind::kAllReduce, count, DType::F64),
+                                                           input.data(), out.data()});
                          });
 }
 

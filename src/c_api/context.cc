@@ -2,6 +2,7 @@
 #include "c_api/guard.h"
 #include "c_api/handles.h"
 #include "c_api/cluster_handle.h"
+#include "collectives/algorithm_table.h"
 
 using dist::call_guarded;
 using dist::require;
@@ -105,12 +106,14 @@ DIST_EXPORT dist_status_t dist_comm_size(const dist_comm_t* comm, int32_t* size)
 DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path_t* path) {
   return call_guarded(__func__, [&] {
     require(path, "path");
-    const dist::Communicator& communicator = *require(comm, "comm")->communicator;
-    *path = communicator.size() == 1           ? DIST_COMM_PATH_SELF
-            : communicator.has_shared_memory() ? DIST_COMM_PATH_SHARED_MEMORY
-                                               : DIST_COMM_PATH_POINT_TO_POINT;
+    *path = static_cast<dist_comm_path_t>(require(comm, "comm")->communicator->path());
   });
 }
+
+static_assert(static_cast<int32_t>(dist::Path::kSelf) == DIST_COMM_PATH_SELF &&
+              static_cast<int32_t>(dist::Path::kPointToPoint) == DIST_COMM_PATH_POINT_TO_POINT &&
+              static_cast<int32_t>(dist::Path::kSharedMemory) == DIST_COMM_PATH_SHARED_MEMORY,
+              "DIST_COMM_PATH_* numbers the paths as Path does");
 
 static_assert(static_cast<int32_t>(dist::CollectiveKind::kAllReduce) == DIST_COLLECTIVE_ALL_REDUCE &&
               static_cast<int32_t>(dist::CollectiveKind::kReduce) == DIST_COLLECTIVE_REDUCE &&
@@ -145,8 +148,9 @@ DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm
       comm->communicator->set_timeout(std::chrono::milliseconds(options->timeout_ms));
     }
     if (options->field_mask & DIST_COMM_OPT_ALLREDUCE) {
-      static const char* const kNames[] = {"", "ring", "rabenseifner", "recursive_doubling", "shm"};
-      if (options->allreduce < DIST_ALLREDUCE_AUTO || options->allreduce > DIST_ALLREDUCE_SHARED_MEMORY) {
+      // The table of algorithms names what each DIST_ALLREDUCE_* forces.
+      const char* forced = dist::forced_all_reduce_name(options->allreduce);
+      if (forced == nullptr) {
         dist::fail_invalid("options: allreduce " + std::to_string(options->allreduce) +
                            " is not a DIST_ALLREDUCE_* value");
       }
@@ -156,7 +160,7 @@ DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm
                    "shared memory enabled (see dist_comm_path)");
       }
       dist::AlgorithmOptions algorithms = comm->communicator->algorithms();
-      algorithms.all_reduce = kNames[options->allreduce];
+      algorithms.all_reduce = forced;
       comm->communicator->set_algorithms(algorithms);
     }
   });

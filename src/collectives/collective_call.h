@@ -1,5 +1,5 @@
-// One collective call as the algorithms see it, and the entry point that picks
-// an algorithm and runs it over a Channel.
+// One collective call as the algorithms see it, and the options that steer
+// which algorithm runs it (algorithm_table.h).
 #pragma once
 
 #include <cstddef>
@@ -35,15 +35,10 @@ struct CollectiveCall {
 
 // Which algorithm to use; empty means choose by size and rank count.
 struct AlgorithmOptions {
-  std::string all_reduce;  // "ring", "rabenseifner", "recursive_doubling"
+  // A name the table forces the all-reduce by ("ring", "shm_direct", ...:
+  // forced_all_reduce_names in algorithm_table.h), as DIST_ALLREDUCE_ALGO.
+  std::string all_reduce;
   size_t chunk_bytes = 0;  // pipeline chunk for ring algorithms; 0 = default
 };
-
-// Runs the call between channel.begin() and channel.end() (the caller brackets
-// it). MEAN reduces as SUM and divides by the communicator size at the end.
-void run_collective(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options);
-
-// Names accepted in AlgorithmOptions::all_reduce (and DIST_ALLREDUCE_ALGO).
-bool is_all_reduce_algorithm(const std::string& name);
 
 }  // namespace dist

@@ -5,8 +5,9 @@
 
 #include "base/numbers.h"
 #include "base/status.h"
-#include "collectives/algorithm_select.h"
+#include "collectives/algorithm_table.h"
 #include "collectives/channel_exchange.h"
+#include "collectives/run_collective.h"
 #include "collectives/shm/attach.h"
 #include "collectives/shm/run_shm.h"
 #include "transport/ucx_channel.h"
@@ -32,9 +33,10 @@ class SelfChannel : public Channel {
 AlgorithmOptions algorithms_from_environment() {
   AlgorithmOptions options;
   if (const char* forced = std::getenv("DIST_ALLREDUCE_ALGO"); forced != nullptr && *forced != '\0') {
-    if (!is_all_reduce_algorithm(forced) && !is_shm_algorithm(forced)) {
+    ForcedAllReduce known;
+    if (!find_forced_all_reduce(forced, &known)) {
       fail_invalid(std::string("DIST_ALLREDUCE_ALGO: '") + forced +
-                   "' is not one of ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split");
+                   "' is not one of " + forced_all_reduce_names(nullptr, "", ", "));
     }
     options.all_reduce = forced;
   }
@@ -59,7 +61,6 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   if (algorithms_.chunk_bytes == 0 && context.has_bulk_endpoints()) {
     algorithms_.chunk_bytes = kZeroCopyChunkBytes;
   }
-  resolve_forced_all_reduce();
   failure_ = context.register_comm(id_, members_);
   if (context.worker() == nullptr || members_.size() == 1) {
     channel_ = std::make_unique<SelfChannel>();
@@ -80,6 +81,8 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
       }
     }
   }
+  path_ = members_.size() == 1 ? Path::kSelf : shm_ != nullptr ? Path::kSharedMemory : Path::kPointToPoint;
+  resolve_forced_all_reduce();
 }
 
 Communicator::~Communicator() {
@@ -105,20 +108,28 @@ void Communicator::set_algorithms(const AlgorithmOptions& algorithms) {
 
 void Communicator::resolve_forced_all_reduce() {
   const std::string& forced = forced_all_reduce();
-  point_to_point_all_reduce_ = is_all_reduce_algorithm(forced);
-  shm_all_reduce_ = shm_all_reduce_from_name(forced);
+  if (!find_forced_all_reduce(forced, &forced_)) {
+    fail_invalid("all-reduce algorithm " + quoted(forced) + " is not one of " +
+                 forced_all_reduce_names(nullptr, "'", ", "));
+  }
+  // A shared-memory communicator also has its channel; a forced path it does
+  // not offer leaves the choice to size on its own path.
+  const bool offered =
+      forced_.path == path_ || (forced_.path == Path::kPointToPoint && path_ == Path::kSharedMemory);
+  all_reduce_path_ = forced_.any && offered ? forced_.path : path_;
 }
 
-bool Communicator::takes_pieces() const { return shm_ != nullptr && !point_to_point_all_reduce_; }
+bool Communicator::takes_pieces() const { return all_reduce_path_ == Path::kSharedMemory; }
 
 const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const {
-  if (size() == 1) return "self";
-  const std::string& forced = forced_all_reduce();
-  const bool forced_point_to_point = kind == CollectiveKind::kAllReduce && point_to_point_all_reduce_;
-  if (shm_ != nullptr && !forced_point_to_point) return shm_algorithm_name(*shm_, kind, bytes, shm_all_reduce_);
-  AlgorithmOptions algorithms = algorithms_;
-  algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
-  return name(choose_algorithm(kind, bytes, size(), algorithms));
+  if (path_ == Path::kSelf) return name(Path::kSelf);
+  const Path path = path_for(kind);
+  // Named for a call into a separate result (dist-bench's).
+  if (path == Path::kSharedMemory) return select_algorithm(kind, path, shm_selection(*shm_, bytes, false), forced_).name;
+  Selection selection;
+  selection.bytes = bytes;
+  selection.ranks = size();
+  return select_algorithm(kind, path, selection, forced_).name;
 }
 
 void Communicator::execute_call(const CollectiveCall& call) {
@@ -127,18 +138,14 @@ void Communicator::execute_call(const CollectiveCall& call) {
     failure_->check();
     // A forced point-to-point all-reduce bypasses the shared segment (to
     // compare the two); a forced shared-memory one falls back where there is none.
-    const bool forced_point_to_point = call.signature.kind == CollectiveKind::kAllReduce && point_to_point_all_reduce_;
-    if (shm_ != nullptr && !forced_point_to_point) {
-      run_shm_collective(*shm_, call, seq, timeout_, shm_all_reduce_);
+    if (path_for(call.signature.kind) == Path::kSharedMemory) {
+      run_shm_collective(*shm_, call, seq, timeout_, forced_);
       return;
     }
     if (call.pieces != nullptr) fail(Status::kInternal, "a piecewise all-reduce needs the shared-memory path");
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    const std::string& forced = forced_all_reduce();
-    AlgorithmOptions algorithms = algorithms_;
-    algorithms.all_reduce = is_shm_algorithm(forced) ? std::string() : forced;
     channel_->begin(call_words(call.signature), seq, deadline);
-    run_collective(*channel_, call, algorithms);
+    run_point_to_point(*channel_, call, algorithms_, forced_);
     channel_->end();
   } catch (const Error& e) {
     // The first failure sticks to the communicator and reaches its members.

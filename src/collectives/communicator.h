@@ -41,12 +41,15 @@ class Communicator {
   // True when all ranks share one host and run collectives through a shared
   // segment (collectives/shm/attach.h says when).
   bool has_shared_memory() const { return shm_ != nullptr; }
+  // How its collectives travel: self (one rank), shared memory, or point to point.
+  Path path() const { return path_; }
   // True when an all-reduce may take its input in pieces and hand its result
   // to a sink (CollectiveCall::pieces): on the shared segment, unless a
   // point-to-point all-reduce is forced.
   bool takes_pieces() const;
 
-  // The algorithm a call of `kind` with `bytes` per rank runs (static string).
+  // The algorithm a call of `kind` with `bytes` per rank runs (static string:
+  // its row's name in the table, or "self").
   const char* algorithm_for(CollectiveKind kind, size_t bytes) const;
 
   // Runs the call (blocking); throws its failure.
@@ -63,9 +66,11 @@ class Communicator {
   void execute(Operation& op);
   // The all-reduce algorithm forced by options or DIST_ALLREDUCE_ALGO; empty for AUTO.
   const std::string& forced_all_reduce() const;
-  // Reads forced_all_reduce() into the two choices below, once per change
-  // rather than by string comparisons on every call.
+  // Reads forced_all_reduce() into forced_ and all_reduce_path_, once per
+  // change rather than by string comparisons on every call.
   void resolve_forced_all_reduce();
+  // The path a call of `kind` takes.
+  Path path_for(CollectiveKind kind) const { return kind == CollectiveKind::kAllReduce ? all_reduce_path_ : path_; }
   void enqueue(const std::shared_ptr<Operation>& op);
   // Take the right to run calls (kBusy): for the queue's next operation (the
   // worker, under queue_mutex_), or only when nothing is queued (split).
@@ -86,8 +91,11 @@ class Communicator {
   std::chrono::milliseconds timeout_;
   AlgorithmOptions algorithms_;
   std::string environment_all_reduce_;  // DIST_ALLREDUCE_ALGO, used when AUTO
-  bool point_to_point_all_reduce_ = false;  // a point-to-point all-reduce is forced
-  ShmAllReduce shm_all_reduce_ = ShmAllReduce::kBySize;
+  Path path_ = Path::kSelf;
+  ForcedAllReduce forced_;
+  // path_, or the path a forced all-reduce asks for where this communicator
+  // offers it (point to point beside shared memory).
+  Path all_reduce_path_ = Path::kSelf;
   uint64_t next_seq_ = 0;
 
   std::mutex queue_mutex_;

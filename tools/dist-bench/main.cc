@@ -1,6 +1,7 @@
 // dist-bench: checks and times libdistribute's collectives and prints CSV that
 // bench/run sets beside Gloo's and Open MPI's figures.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -17,6 +18,8 @@
 namespace {
 
 int run_as_rank(const dist::bench::Options& options) {
+  // Read by every communicator the context creates.
+  if (!options.environment_algorithm.empty()) setenv("DIST_ALLREDUCE_ALGO", options.environment_algorithm.c_str(), 1);
   dist_cluster_t* cluster = nullptr;
   dist::bench::check_status(dist_cluster_resolve(nullptr, &cluster), "resolving the cluster");
   std::unique_ptr<dist_cluster_t, decltype(&dist_cluster_destroy)> cluster_guard(cluster, &dist_cluster_destroy);

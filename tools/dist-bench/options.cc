@@ -12,7 +12,8 @@ const char* const kUsage =
     "usage: dist-bench [-n RANKS]\n"
     "                  [--op all_reduce|reduce|broadcast|all_gather|reduce_scatter|all_to_all|barrier]\n"
     "                  [--dtype i8|u8|i32|u32|i64|u64|f16|bf16|f32|f64]\n"
-    "                  [--algo auto|ring|rabenseifner|recursive_doubling|shm] [--sizes 8,1K,64M,...]\n"
+    "                  [--algo auto|ring|rabenseifner|recursive_doubling|shm|shm_direct|shm_split]\n"
+    "                  [--sizes 8,1K,64M,...]\n"
     "                  [--seconds S] [--repeats R] [--no-check] [--in-place] [--variant LABEL] [--csv]\n"
     "\n"
     "Times one collective (default all_reduce, f32, sum; root 0 for reduce and\n"
@@ -24,8 +25,9 @@ const char* const kUsage =
     "prints a table, or with --csv\n"
     "impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,busbw_GBps\n"
     "where variant is --variant or the algorithm the library used at that size.\n"
-    "--algo forces the all-reduce algorithm (DIST_ALLREDUCE_ALGO=shm_direct or\n"
-    "shm_split in the environment forces those). --in-place times all_reduce\n"
+    "--algo forces the all-reduce algorithm: the names the library's table of\n"
+    "algorithms forces it by (shm_direct and shm_split, which have no\n"
+    "DIST_ALLREDUCE_* constant, through DIST_ALLREDUCE_ALGO). --in-place times all_reduce\n"
     "with its result over its input. --collective and --algorithm are other\n"
     "names for --op and --algo.\n";
 
@@ -73,13 +75,38 @@ std::vector<uint64_t> parse_sizes(const std::string& list) {
   return sizes;
 }
 
-dist_allreduce_algorithm_t parse_algorithm(const std::string& name, const std::string& flag) {
-  if (name == "auto") return DIST_ALLREDUCE_AUTO;
-  if (name == "ring") return DIST_ALLREDUCE_RING;
-  if (name == "rabenseifner") return DIST_ALLREDUCE_RABENSEIFNER;
-  if (name == "recursive_doubling") return DIST_ALLREDUCE_RECURSIVE_DOUBLING;
-  if (name == "shm") return DIST_ALLREDUCE_SHARED_MEMORY;
-  fail_invalid(flag + ": " + quoted(name) + " is not auto, ring, rabenseifner, recursive_doubling or shm");
+// The names the library's table of algorithms forces an all-reduce by
+// (DIST_ALLREDUCE_ALGO's), each forced through dist_comm_configure by its
+// DIST_ALLREDUCE_* constant, or, where the C ABI has none, through
+// DIST_ALLREDUCE_ALGO. dist-bench sees the library only through its C ABI,
+// so the list is repeated here.
+struct ForcedName {
+  const char* name;
+  dist_allreduce_algorithm_t allreduce;
+  bool through_environment;
+};
+const ForcedName kForcedNames[] = {
+    {"auto", DIST_ALLREDUCE_AUTO, false},
+    {"ring", DIST_ALLREDUCE_RING, false},
+    {"rabenseifner", DIST_ALLREDUCE_RABENSEIFNER, false},
+    {"recursive_doubling", DIST_ALLREDUCE_RECURSIVE_DOUBLING, false},
+    {"shm", DIST_ALLREDUCE_SHARED_MEMORY, false},
+    {"shm_direct", DIST_ALLREDUCE_AUTO, true},
+    {"shm_split", DIST_ALLREDUCE_AUTO, true},
+};
+
+// Sets o.allreduce, or o.environment_algorithm for a name without a constant.
+void parse_algorithm(const std::string& name, const std::string& flag, Options& o) {
+  std::string names;
+  for (const ForcedName& forced : kForcedNames) {
+    if (name == forced.name) {
+      o.allreduce = forced.allreduce;
+      o.environment_algorithm = forced.through_environment ? name : std::string();
+      return;
+    }
+    names += std::string(names.empty() ? "" : ", ") + forced.name;
+  }
+  fail_invalid(flag + ": " + quoted(name) + " is not one of " + names);
 }
 
 }  // namespace
@@ -103,7 +130,7 @@ Options parse_options(int argc, char** argv) {
       o.dtype = &parse_dtype(value(), flag);
     } else if (flag == "--algo" || flag == "--algorithm") {
       o.algorithm = value();
-      o.allreduce = parse_algorithm(o.algorithm, flag);
+      parse_algorithm(o.algorithm, flag, o);
       algorithm_flag = flag;
     } else if (flag == "--sizes") {
       o.sizes = parse_sizes(value());
@@ -132,7 +159,7 @@ Options parse_options(int argc, char** argv) {
     }
   }
   // The algorithm choice is the all-reduce's; other collectives pick their own.
-  if (o.allreduce != DIST_ALLREDUCE_AUTO && o.collective != DIST_COLLECTIVE_ALL_REDUCE) {
+  if (o.algorithm != "auto" && o.collective != DIST_COLLECTIVE_ALL_REDUCE) {
     fail_invalid(algorithm_flag + ": " + o.algorithm + " chooses the all_reduce algorithm; " +
                  collective_name(o.collective) + " takes only auto");
   }

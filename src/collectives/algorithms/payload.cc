@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "collectives/algorithm_select.h"
+#include "collectives/algorithm_thresholds.h"
 #include "collectives/reduce_kernels.h"
 
 namespace dist {

@@ -28,7 +28,8 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
 // Rank r combines slice r of each chunk and everyone copies the finished
 // slices: two announcements per step, and the least memory traffic
 // (allreduce_split.cc counts it). Best from a few KiB on. Steps of the whole
-// slot into a separate recv, of group.step_bytes() in place.
+// slot into a separate recv, of group.step_bytes() in place; through the slots
+// always (shm_allreduce_split_write is the single-copy variant).
 void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 // The same with its input in pieces and its result handed to `sink` part by
 // part (piecewise.h), each rank's own slice reduced by `finish` instead when
@@ -37,10 +38,13 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
 void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
                          const PartFinisher* finish = nullptr);
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root);
-void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root);
-void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype);
+// Broadcast, all-gather and all-to-all move data through the slots, or with
+// `single_copy` (the table's *_single_copy rows: the group can, and the size
+// suits) straight from the peers' buffers; all-to-all only out of place.
+void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root, bool single_copy);
+void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, bool single_copy);
 void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
-void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype);
+void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, bool single_copy);
 void shm_barrier(ShmGroup& group);
 
 // out = the combination of `elements` elements at byte `offset` of every rank's
@@ -69,45 +73,12 @@ void for_each_step(ShmGroup& group, size_t count, size_t per_step, Body&& body) 
   }
 }
 
-// Data that only moves (all-gather, all-to-all, broadcast) is copied
-// straight from the peers' buffers, when the group can (single_copy.h), for
-// blocks of these sizes: one copy instead of two. Below, the system call and
-// the second handshake cost more than the copy saved; with more ranks than
-// cores, more so. Above, the kernel's copy, whose writes pull every
-// destination line into the cache first, loses to the slots' streamed writes
-// (all-gather of 32 MiB blocks, 2 ranks: 7.4-9.0 ms against 7.4-7.7). A
-// broadcast's single copy is made by the receivers alone, where the slots
-// split it between the root and them: it stops being ahead at 4 MiB, and with
-// more ranks than cores it is behind.
-inline constexpr size_t kSingleCopyMinBytes = 16 * 1024;
-inline constexpr size_t kSingleCopyMinBytesSharedCores = 128 * 1024;
-inline constexpr size_t kSingleCopyMaxBytes = 16 * 1024 * 1024;
-inline constexpr size_t kSingleCopyMaxBroadcastBytes = 2 * 1024 * 1024;
-
-// Whether a collective of `kind` with `bytes` per block takes the single copy
-// on `group`.
-bool takes_single_copy(const ShmGroup& group, CollectiveKind kind, size_t bytes);
-
-// The split all-reduce writes each reduced slice straight into the peers'
-// results (shm_allreduce_split_write), when the group can, for messages of
-// these sizes. Measured interleaved against the split through the slots, 2
-// ranks (dist-bench): out of place 256 KiB 25-29 against 35-39 us, 4 MiB
-// 598-640 against 690-720, 16 MiB 2.40-2.53 against 2.54-2.61 ms, 64 MiB
-// 15.4-16.0 against 12.0-12.6 ms (the kernel's writes read each destination
-// line first, from memory; the split streams its results); in place, where
-// those lines were just read by their owner, 16 MiB 2.07-2.14 against
-// 2.63-2.83 ms, 64 MiB 9.2-9.7 against 11.3-12.1, 128 MiB level. 128 KiB and
-// below: level. With more ranks than cores the bounds are lower.
-inline constexpr size_t kSplitWriteMinBytes = 256 * 1024;
-inline constexpr size_t kSplitWriteMaxBytes = 16 * 1024 * 1024;
-inline constexpr size_t kSplitWriteMaxBytesSharedCores = 4 * 1024 * 1024;
-inline constexpr size_t kSplitWriteMaxBytesInPlace = 64 * 1024 * 1024;
-inline constexpr size_t kSplitWriteMaxBytesInPlaceSharedCores = 16 * 1024 * 1024;
-bool takes_split_write(const ShmGroup& group, size_t bytes, bool in_place);
 
 // Rank r combines slice r of each chunk into its own result and writes it
-// into every peer's result, in steps of a whole slot; where takes_split_write.
+// into every peer's result, in steps of a whole slot; where takes_split_write
+// (algorithm_table.h).
 void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* recv, DType dtype, ReduceOp op);
+void shm_allreduce_split_write(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 
 // Copies into `slot` the slices of the chunk of `input` at element `first`
 // (chunks of `per_step` elements, one slice per rank) that the other ranks

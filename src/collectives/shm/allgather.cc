@@ -7,9 +7,9 @@
 namespace dist {
 
 // Each rank writes its block's chunk; everyone copies every block's chunk,
-// its own from its input while the others arrive. Large blocks are read
-// straight from the peers' buffers instead, when the group can.
-void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype) {
+// its own from its input while the others arrive. With `single_copy` the
+// blocks are read straight from the peers' buffers instead.
+void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, bool single_copy) {
   const size_t element = size_of(dtype);
   const size_t per_step = group.step_bytes() / element;
   const int n = group.size();
@@ -21,7 +21,7 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
   const auto* in = in_place ? own_block : static_cast<const unsigned char*>(send);
   const bool streamed = !in_place && streams_result(send, recv, static_cast<size_t>(n) * count * element);
   const size_t block_bytes = count * element;
-  if (takes_single_copy(group, CollectiveKind::kAllGather, block_bytes)) {
+  if (single_copy) {
     // Block q of the result is all of rank q's input.
     auto read_of = [&](int peer) { return PeerRead{0, out + static_cast<size_t>(peer) * block_bytes, block_bytes}; };
     auto copy_own = [&] {

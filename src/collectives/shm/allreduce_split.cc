@@ -131,10 +131,6 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
   auto write_out = [out, element, streamed](size_t first, const void* reduced, size_t elements) {
     write_result(out + first * element, reduced, elements * element, streamed);
   };
-  if (takes_split_write(group, count * element, send == recv)) {
-    shm_allreduce_split_write(group, input, recv, dtype, op);
-    return;
-  }
   // A result that overwrites its input takes the short step, which keeps the
   // lines it overwrites cached; into a separate buffer, the whole slot.
   const size_t step_bytes = send == recv ? group.step_bytes() : group.slot_bytes();

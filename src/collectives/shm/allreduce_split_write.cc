@@ -67,4 +67,9 @@ void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* re
   end_single_copies(group, outcome, "write to");
 }
 
+void shm_allreduce_split_write(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {
+  const Piece whole{send, count};
+  shm_allreduce_split_write(group, PieceList(&whole, 1, size_of(dtype)), recv, dtype, op);
+}
+
 }  // namespace dist

@@ -10,7 +10,7 @@ namespace dist {
 // (bound for rank b) in part b; rank r copies part r of every slot, and its own
 // block straight from its input while the others arrive. In place, a step
 // reads and writes the same positions, read before anyone writes.
-void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype) {
+void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, bool single_copy) {
   const size_t element = size_of(dtype);
   const int n = group.size();
   const int me = group.rank();
@@ -20,11 +20,11 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   const auto* in = static_cast<const unsigned char*>(send);
   const bool streamed = streams_result(send, recv, static_cast<size_t>(n) * count * element);
   const size_t my_part = static_cast<size_t>(me) * part_bytes;
-  // Out of place, large blocks are read straight from the peers' buffers
-  // (block `me` of each), when the group can. In place a rank's buffer
-  // changes while the peers would read it.
+  // With `single_copy` (out of place only: in place a rank's buffer changes
+  // while the peers would read it) blocks are read straight from the peers'
+  // buffers, block `me` of each.
   const size_t block_bytes = count * element;
-  if (out != in && takes_single_copy(group, CollectiveKind::kAllToAll, block_bytes)) {
+  if (single_copy) {
     // Block q of the result is block `me` of rank q's input.
     const size_t own = static_cast<size_t>(me) * block_bytes;
     auto read_of = [&](int peer) { return PeerRead{own, out + static_cast<size_t>(peer) * block_bytes, block_bytes}; };

@@ -7,27 +7,6 @@
 
 namespace dist {
 
-bool takes_single_copy(const ShmGroup& group, CollectiveKind kind, size_t bytes) {
-  if (!group.single_copy()) return false;
-  if (bytes < (group.shares_cores() ? kSingleCopyMinBytesSharedCores : kSingleCopyMinBytes)) return false;
-  switch (kind) {
-    case CollectiveKind::kAllGather:
-    case CollectiveKind::kAllToAll:
-      return bytes <= kSingleCopyMaxBytes;
-    case CollectiveKind::kBroadcast:
-      return !group.shares_cores() && bytes <= kSingleCopyMaxBroadcastBytes;
-    default:
-      return false;
-  }
-}
-
-bool takes_split_write(const ShmGroup& group, size_t bytes, bool in_place) {
-  const bool shared = group.shares_cores();
-  const size_t most = in_place ? (shared ? kSplitWriteMaxBytesInPlaceSharedCores : kSplitWriteMaxBytesInPlace)
-                               : (shared ? kSplitWriteMaxBytesSharedCores : kSplitWriteMaxBytes);
-  return group.single_copy() && bytes >= kSplitWriteMinBytes && bytes <= most;
-}
-
 void publish_address(ShmGroup& group, const void* buffer) {
   const uint64_t address = reinterpret_cast<uintptr_t>(buffer);
   std::memcpy(group.my_area(sizeof address), &address, sizeof address);

@@ -1,0 +1,80 @@
+// The sizes where one algorithm gives way to another (the rows of
+// algorithm_table.cc apply by them), and the pipeline chunks.
+//
+// The point-to-point numbers are starting points from the algorithms' cost
+// models (latency steps versus bytes moved per rank), to be tuned by
+// measurement with dist-bench on the target machines, per rank count; the
+// shared-memory ones were measured (bench/README.md).
+#pragma once
+
+#include <cstddef>
+
+#include "collectives/collective_call.h"
+
+namespace dist {
+
+// All-reduce messages up to this size use recursive doubling: log2(n) steps,
+// each moving the whole message; latency dominates.
+inline constexpr size_t kRecursiveDoublingMaxBytes = 16 * 1024;
+// Up to this size Rabenseifner (log2(n) steps each way, bandwidth-optimal for
+// power-of-two n) beats the ring's 2(n-1) steps.
+inline constexpr size_t kRabenseifnerMaxBytes = 1024 * 1024;
+// With a rank count that is not a power of two, Rabenseifner first folds the
+// extra ranks in with a whole-message transfer, so the ring wins earlier.
+inline constexpr size_t kRabenseifnerFoldedMaxBytes = 256 * 1024;
+// Broadcasts from this size (and with more than two ranks) scatter the message
+// and all-gather it around a ring, so the root sends it about once instead of
+// log2(n) times.
+inline constexpr size_t kScatterAllGatherMinBytes = 512 * 1024;
+// Pipeline chunk of the ring, tree and exchange algorithms: large enough to
+// amortize a message's overhead, small enough that a handful of staging
+// chunks stay in L2 (2 MiB per core here).
+inline constexpr size_t kDefaultChunkBytes = 256 * 1024;
+// The chunk where large payloads move by zero-copy rendezvous (UCX bulk
+// endpoints over TCP): each chunk then costs a handshake round trip, which
+// 1 MiB amortizes. 16 MiB all-reduce over UCX_TLS=tcp, 2 ranks: 2.96-3.26
+// GB/s with 1 MiB chunks, 1.79-1.98 with 256 KiB (bench/README.md).
+inline constexpr size_t kZeroCopyChunkBytes = 1024 * 1024;
+
+// options.chunk_bytes, or kDefaultChunkBytes when it is 0.
+inline size_t choose_chunk_bytes(const AlgorithmOptions& options) {
+  return options.chunk_bytes == 0 ? kDefaultChunkBytes : options.chunk_bytes;
+}
+
+// Up to this many bytes per rank, every rank of a shared-memory group
+// combines the whole message itself: one announcement per step instead of
+// two, and the extra reads cost less than the second handshake. Above it, the
+// split moves less memory.
+inline constexpr size_t kShmDirectMaxBytes = 16 * 1024;
+
+// Data that only moves (all-gather, all-to-all, broadcast) is copied
+// straight from the peers' buffers, when the group can (single_copy.h), for
+// blocks of these sizes: one copy instead of two. Below, the system call and
+// the second handshake cost more than the copy saved; with more ranks than
+// cores, more so. Above, the kernel's copy, whose writes pull every
+// destination line into the cache first, loses to the slots' streamed writes
+// (all-gather of 32 MiB blocks, 2 ranks: 7.4-9.0 ms against 7.4-7.7). A
+// broadcast's single copy is made by the receivers alone, where the slots
+// split it between the root and them: it stops being ahead at 4 MiB, and with
+// more ranks than cores it is behind.
+inline constexpr size_t kSingleCopyMinBytes = 16 * 1024;
+inline constexpr size_t kSingleCopyMinBytesSharedCores = 128 * 1024;
+inline constexpr size_t kSingleCopyMaxBytes = 16 * 1024 * 1024;
+inline constexpr size_t kSingleCopyMaxBroadcastBytes = 2 * 1024 * 1024;
+
+// The split all-reduce writes each reduced slice straight into the peers'
+// results (shm_allreduce_split_write), when the group can, for messages of
+// these sizes. Measured interleaved against the split through the slots, 2
+// ranks (dist-bench): out of place 256 KiB 25-29 against 35-39 us, 4 MiB
+// 598-640 against 690-720, 16 MiB 2.40-2.53 against 2.54-2.61 ms, 64 MiB
+// 15.4-16.0 against 12.0-12.6 ms (the kernel's writes read each destination
+// line first, from memory; the split streams its results); in place, where
+// those lines were just read by their owner, 16 MiB 2.07-2.14 against
+// 2.63-2.83 ms, 64 MiB 9.2-9.7 against 11.3-12.1, 128 MiB level. 128 KiB and
+// below: level. With more ranks than cores the bounds are lower.
+inline constexpr size_t kSplitWriteMinBytes = 256 * 1024;
+inline constexpr size_t kSplitWriteMaxBytes = 16 * 1024 * 1024;
+inline constexpr size_t kSplitWriteMaxBytesSharedCores = 4 * 1024 * 1024;
+inline constexpr size_t kSplitWriteMaxBytesInPlace = 64 * 1024 * 1024;
+inline constexpr size_t kSplitWriteMaxBytesInPlaceSharedCores = 16 * 1024 * 1024;
+}  // namespace dist
