@@ -87,7 +87,7 @@ const RequestHandler::Operation* RequestHandler::find_operation(int32_t code) {
       if (static_cast<size_t>(kOperations[i].op) != i + 1) return false;
     }
     return true;
-  }(), "kOperations must list every Op in order");
+  }(), "kOperations must list the Ops in order, from 1");
   if (code < 1 || static_cast<size_t>(code) > std::size(kOperations)) return nullptr;
   return &kOperations[code - 1];
 }
@@ -230,21 +230,17 @@ Reply RequestHandler::read_rows(const Call& call) {
   return reply;
 }
 
-Reply RequestHandler::add_rows(const Call& call) {
+Reply RequestHandler::update_rows(const Call& call, RowUpdate update) {
   Reply reply;
   auto variable = store_.find(call.header.args[0]);
   const std::vector<int64_t> rows = row_indices(call.header, call.payload);
-  reply.args[0] = variable->add_rows(rows.data(), rows.size(), call.payload + rows.size() * 8);
+  reply.args[0] = (variable.get()->*update)(rows.data(), rows.size(), call.payload + rows.size() * 8);
   return reply;
 }
 
-Reply RequestHandler::apply_rows(const Call& call) {
-  Reply reply;
-  auto variable = store_.find(call.header.args[0]);
-  const std::vector<int64_t> rows = row_indices(call.header, call.payload);
-  reply.args[0] = variable->apply_sparse_gradient(rows.data(), rows.size(), call.payload + rows.size() * 8);
-  return reply;
-}
+Reply RequestHandler::add_rows(const Call& call) { return update_rows(call, &ShardVariable::add_rows); }
+
+Reply RequestHandler::apply_rows(const Call& call) { return update_rows(call, &ShardVariable::apply_sparse_gradient); }
 
 Reply RequestHandler::list(const Call&) {
   Reply reply;

@@ -79,6 +79,9 @@ class RequestHandler {
   Reply read_rows(const Call& call);
   Reply add_rows(const Call& call);
   Reply apply_rows(const Call& call);
+  // add_rows and apply_rows: args[1] row indices, then as many rows of values.
+  using RowUpdate = uint64_t (ShardVariable::*)(const int64_t* rows, size_t count, const void* values);
+  Reply update_rows(const Call& call, RowUpdate update);
   Reply list(const Call& call);
   Reply save(const Call& call);
   Reply restore(const Call& call);
