@@ -5,5 +5,6 @@
 # does not stop them.
 option(DIST_WARNINGS_AS_ERRORS "Treat compiler warnings as errors in every target" OFF)
 if(DIST_WARNINGS_AS_ERRORS)
-  add_compile_options(-Werror)
+  # C and C++ only: a CUDA compiler spells -Werror differently.
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-Werror>)
 endif()
