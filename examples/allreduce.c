@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 #define CHECK(call)                                                                 \
   do {                                                                              \

@@ -27,6 +27,7 @@ dist_install_packages() {
 dist_build() {
   echo "== configuring and building in $DIST_BUILD"
   cmake -S "$DIST_ROOT" -B "$DIST_BUILD" -DCMAKE_BUILD_TYPE="${DIST_BUILD_TYPE:-RelWithDebInfo}" \
+    -DDIST_WARNINGS_AS_ERRORS=ON \
     "$@" >"$DIST_BUILD.configure.log" 2>&1 || { cat "$DIST_BUILD.configure.log"; return 1; }
   grep -E "^-- libdistribute:" "$DIST_BUILD.configure.log" || true
   cmake --build "$DIST_BUILD" -j "$(nproc)" 2>&1 | grep -vE "^\[ *[0-9]+%\]|^make|^Consolidate|^Scanning" || true

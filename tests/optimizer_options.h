@@ -4,7 +4,7 @@
 #ifndef DIST_TEST_OPTIMIZER_OPTIONS_H
 #define DIST_TEST_OPTIMIZER_OPTIONS_H
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 static inline dist_optimizer_options_t optimizer_options(dist_optimizer_kind_t kind, double learning_rate) {
   dist_optimizer_options_t options = DIST_OPTIMIZER_OPTIONS_INIT;

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 enum { kRegressionFeatures = 8, kRegressionBatch = 256, kRegressionMaxReplicas = 8 };
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 /* ---- A minimal JSON reader ---------------------------------------------------
  * Checks RFC 8259 syntax and, for the outermost object, remembers where the

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 enum { kOutputSize = 1 << 16, kCommandSize = 4096 };
 

@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 enum { kOutputSize = 1 << 18, kPathSize = 1024, kMaxArgs = 32, kMaxTasks = 16 };
 

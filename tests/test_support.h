@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 /* Fails the test with the library's message when a call does not return DIST_OK. */
 #define assert_dist_ok(call)                                                            \

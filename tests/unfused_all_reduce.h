@@ -4,7 +4,7 @@
 #ifndef DIST_UNFUSED_ALL_REDUCE_H
 #define DIST_UNFUSED_ALL_REDUCE_H
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 enum { kUnfusedMaxReplicas = 4, kUnfusedMaxTensors = 8 };
 

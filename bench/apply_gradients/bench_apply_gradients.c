@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

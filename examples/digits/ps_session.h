@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 struct ps_args {
   int epochs;                 /* positional [epochs]; default given by the example */

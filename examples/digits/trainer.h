@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "digits.h"
 
 struct train_options {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ps/protocol.h"
 #include "ps/shard_store.h"
 #include "transport/rpc_frame.h"
 
@@ -54,8 +55,38 @@ class RequestHandler {
                std::vector<uint8_t>* staging = nullptr);
 
  private:
-  Reply run(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch,
-            std::vector<uint8_t>* staging);
+  // One request as an operation's handler sees it.
+  struct Call {
+    const RpcHeader& header;
+    const uint8_t* payload;
+    std::vector<uint8_t>& scratch;
+    std::vector<uint8_t>* staging;
+  };
+  // One row of the operation table (request_handler.cc): an Op's name, how its
+  // payload size is checked, and the member function that runs it. Adding an
+  // operation is one row there and one handler here.
+  struct Operation;
+  // The row of `code`, or null for a code that names no operation.
+  static const Operation* find_operation(int32_t code);
+  friend const char* op_name(int32_t op);
+
+  Reply create(const Call& call);
+  Reply read(const Call& call);
+  Reply assign(const Call& call);
+  Reply assign_add(const Call& call);
+  Reply assign_sub(const Call& call);
+  Reply apply_gradient(const Call& call);
+  Reply read_rows(const Call& call);
+  Reply add_rows(const Call& call);
+  Reply apply_rows(const Call& call);
+  // add_rows and apply_rows: args[1] row indices, then as many rows of values.
+  using RowUpdate = uint64_t (ShardVariable::*)(const int64_t* rows, size_t count, const void* values);
+  Reply update_rows(const Call& call, RowUpdate update);
+  Reply list(const Call& call);
+  Reply save(const Call& call);
+  Reply restore(const Call& call);
+  Reply stop(const Call& call);
+  Reply erase(const Call& call);
 
   ShardStore& store_;
   const std::atomic<bool>& stopping_;

@@ -8,7 +8,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 static const uint64_t kCorruptElement = 3;
 

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 static inline size_t dtype_size(dist_dtype_t dtype) {
   switch (dtype) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "optimizer_options.h"
 #include "regression_model.h"
 #include "unfused_all_reduce.h"

@@ -20,7 +20,7 @@ FLAGS = {
 
 def compile_unit(args, source, obj, failures):
     command = [args.compiler, "-x", args.language, *FLAGS[args.language],
-               "-I", os.path.dirname(args.header), "-c", source, "-o", obj]
+               "-I", args.include_dir, "-c", source, "-o", obj]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         failures.append(f"{os.path.basename(source)} does not compile as {args.language}:\n"
@@ -41,6 +41,8 @@ def main():
     parser.add_argument("--compiler", required=True)
     parser.add_argument("--nm", required=True)
     parser.add_argument("--header", required=True)
+    parser.add_argument("--include-dir", required=True,
+                        help="the directory that holds distribute/c_api.h, as users see it")
     parser.add_argument("--workdir", required=True)
     parser.add_argument("sources", nargs="+", help="hand-written units to compile")
     args = parser.parse_args()
@@ -53,7 +55,7 @@ def main():
 
     try:
         header = c_api_header.Header(args.header)
-        text = header_usage.generate(header, os.path.basename(args.header))
+        text = header_usage.generate(header, "distribute/c_api.h")
     except c_api_header.HeaderError as error:
         details = "\n".join(f"    {line}" for line in str(error).splitlines())
         failures.append(f"{args.header} breaks the ABI conventions:\n{details}")

@@ -1,3 +1,3 @@
 /* Including the public header twice must be harmless (the include guard). */
-#include "c_api.h"
-#include "c_api.h"
+#include <distribute/c_api.h>
+#include <distribute/c_api.h>

@@ -101,8 +101,8 @@ def generate(header, include_name):
     guard = header.include_guard
     out = [
         f"/* Generated from {include_name} by header_usage.py. */",
-        f'#include "{include_name}"',
-        f'#include "{include_name}"',
+        f"#include <{include_name}>",
+        f"#include <{include_name}>",
         "#include <stddef.h>",
         "#include <stdint.h>",
         "",

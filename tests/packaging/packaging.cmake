@@ -32,7 +32,7 @@ foreach(language IN ITEMS c99 cxx17)
   endif()
   add_test(NAME header_${language}
     COMMAND ${DIST_PACKAGING_PYTHON} ${DIST_PACKAGING_DIR}/check_header.py ${flags}
-      --nm ${CMAKE_NM} --header ${DIST_PUBLIC_HEADER}
+      --nm ${CMAKE_NM} --header ${DIST_PUBLIC_HEADER} --include-dir ${DIST_HEADER_VIEW_DIR}
       --workdir ${DIST_PACKAGING_WORK}/header_${language}
       ${DIST_PACKAGING_DIR}/header_alone.c ${DIST_PACKAGING_DIR}/header_twice.c)
   set_tests_properties(header_${language} PROPERTIES TIMEOUT 120)

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "dtype.h"
 
 namespace dist::bench {

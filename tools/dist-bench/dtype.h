@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 namespace dist::bench {
 

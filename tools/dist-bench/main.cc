@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "collective.h"
 #include "local_launch.h"
 #include "measure.h"

@@ -2,7 +2,7 @@
 // checking its result there, and prints a row per size (rank 0 prints).
 #pragma once
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "options.h"
 
 namespace dist::bench {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "dtype.h"
 
 namespace dist::bench {

@@ -6,7 +6,7 @@
 
 #include <exception>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "collective.h"
 #include "dtype.h"
 

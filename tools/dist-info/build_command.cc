@@ -6,7 +6,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "commands.h"
 
 namespace dist::info {

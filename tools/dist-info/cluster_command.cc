@@ -8,7 +8,7 @@
 #include "base/json.h"
 #include "base/numbers.h"
 #include "base/status.h"
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "cluster/job_layout.h"
 #include "commands.h"
 

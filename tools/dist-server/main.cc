@@ -12,7 +12,7 @@
 #include <mutex>
 #include <string>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 namespace {
 
