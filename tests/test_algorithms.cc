@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "base/dtype.h"
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "base/status.h"
 #include "collectives/algorithm_table.h"
 #include "collectives/run_collective.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "base/dtype.h"
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 namespace dist {
 

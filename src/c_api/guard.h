@@ -6,7 +6,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 namespace dist {
 

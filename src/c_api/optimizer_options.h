@@ -4,7 +4,7 @@
 // options.optimizer).
 #pragma once
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "optimizers/optimizer_config.h"
 
 namespace dist {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "c_api.h"
+#include <distribute/c_api.h>
 #include "c_api/buffers.h"
 #include "strategy/input_context.h"
 #include "strategy/replica_context.h"

@@ -1,5 +1,5 @@
 // Version and build-feature queries.
-#include "c_api.h"
+#include <distribute/c_api.h>
 
 #define DIST_STRINGIFY_(x) #x
 #define DIST_STRINGIFY(x) DIST_STRINGIFY_(x)
