@@ -1,6 +1,9 @@
 /* The Slurm resolver through the public C ABI, and dist-info expand-hostlist.
  * Every environment is handed over as a list (DIST_CLUSTER_OPT_ENV), so the
- * tests neither read nor change the real environment of this process. */
+ * tests neither read nor change the real environment of this process.
+ *
+ * One file past 500 lines: Slurm's many spellings (hostlists, tasks per node,
+ * GPUs) are each a case over the one step helper below. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <sys/wait.h>

@@ -4,6 +4,9 @@
 // several clients, synchronous rounds, hostile peers (no token, garbage frames, lying sizes,
 // half-sent updates), and a server restarted at the same address restoring its
 // shards from the latest checkpoint while the client reconnects.
+//
+// One file past 500 lines: the cases share the in-process server fixture and
+// the hostile-peer socket helpers.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>

@@ -2,7 +2,10 @@
  * replica, an error in one replica releasing the others), replica all-reduce
  * and merge_call, reduce() with and without axis (partial last batch), the
  * fused batch all-reduce and apply_gradients against unfused references, the
- * input context, and the same training code under two strategies. */
+ * input context, and the same training code under two strategies.
+ *
+ * One file past 500 lines: the cases share the strategies, buffers and
+ * unfused references of strategy_test_support.h in one process. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>

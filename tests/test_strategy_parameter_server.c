@@ -9,7 +9,10 @@
  * the staleness bound, sparse rows, checkpoints saved through strategy
  * variables and restored onto another number of servers, a ps task killed and
  * restarted from its checkpoint, and bad input. Every process started here is
- * killed by PID at the end of its test. */
+ * killed by PID at the end of its test.
+ *
+ * One file past 500 lines: every case shares the dist-server fixture and the
+ * re-started worker 1, whose modes this file's main dispatches. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <math.h>

@@ -1,6 +1,9 @@
 /* One worker of a multi-process strategy test (MULTI_WORKER_MIRRORED, 2 local
  * replicas). Launched by test_strategy_multiprocess with TF_CONFIG and the
- * cluster token; runs one scenario and exits 0 only if every check held. */
+ * cluster token; runs one scenario and exits 0 only if every check held.
+ *
+ * One file past 500 lines: one program is launched per worker and picks its
+ * scenario by name, so every scenario of the suite lives here. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,208 @@
+// The table of paths and algorithms (collectives/algorithm_table.h): which
+// row each call of a kind, size, rank count, path and forced option selects,
+// pinned to the choices made before the table existed, and the forced names
+// against the C ABI's DIST_ALLREDUCE_* constants. The algorithms themselves
+// are tested in test_algorithms.cc.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <distribute/c_api.h>
+#include "collectives/algorithm_table.h"
+#include "collectives/collective_call.h"
+#include "internal_test_support.h"
+
+namespace {
+
+using dist::AlgorithmOptions;
+using dist::CollectiveKind;
+
+const char* const kAllReduceAlgorithms[] = {"ring", "rabenseifner", "recursive_doubling"};
+
+void test_selection(void**) {
+  using dist::Algorithm;
+  using dist::choose_algorithm;
+  const AlgorithmOptions automatic;
+  auto all_reduce = [&](size_t bytes, int ranks) {
+    return choose_algorithm(CollectiveKind::kAllReduce, bytes, ranks, automatic);
+  };
+  assert_true(all_reduce(8, 4) == Algorithm::kAllReduceRecursiveDoubling);
+  assert_true(all_reduce(dist::kRecursiveDoublingMaxBytes, 3) == Algorithm::kAllReduceRecursiveDoubling);
+  assert_true(all_reduce(dist::kRecursiveDoublingMaxBytes + 1, 4) == Algorithm::kAllReduceRabenseifner);
+  assert_true(all_reduce(dist::kRabenseifnerMaxBytes, 8) == Algorithm::kAllReduceRabenseifner);
+  assert_true(all_reduce(dist::kRabenseifnerMaxBytes, 6) == Algorithm::kAllReduceRing);
+  assert_true(all_reduce(dist::kRabenseifnerFoldedMaxBytes, 6) == Algorithm::kAllReduceRabenseifner);
+  assert_true(all_reduce(dist::kRabenseifnerMaxBytes + 1, 4) == Algorithm::kAllReduceRing);
+  AlgorithmOptions forced;
+  dist::ForcedAllReduce resolved;
+  for (const char* algorithm : kAllReduceAlgorithms) {
+    forced.all_reduce = algorithm;
+    assert_true(dist::find_forced_all_reduce(algorithm, &resolved));
+    assert_true(resolved.any && resolved.path == dist::Path::kPointToPoint);
+    assert_string_equal(dist::name(choose_algorithm(CollectiveKind::kAllReduce, 8, 4, forced)), algorithm);
+  }
+  assert_false(dist::find_forced_all_reduce("tree", &resolved));
+  assert_true(dist::find_forced_all_reduce("", &resolved));
+  assert_false(resolved.any);
+  assert_true(choose_algorithm(CollectiveKind::kBroadcast, dist::kScatterAllGatherMinBytes, 4, automatic) ==
+              Algorithm::kBroadcastScatterAllGather);
+  assert_true(choose_algorithm(CollectiveKind::kBroadcast, dist::kScatterAllGatherMinBytes, 2, automatic) ==
+              Algorithm::kBroadcastBinomial);
+  assert_true(choose_algorithm(CollectiveKind::kBroadcast, 1024, 8, automatic) == Algorithm::kBroadcastBinomial);
+  assert_true(choose_algorithm(CollectiveKind::kAllToAll, 1, 3, automatic) == Algorithm::kAllToAllPairwise);
+  assert_int_equal(dist::choose_chunk_bytes(automatic), dist::kDefaultChunkBytes);
+}
+
+
+// Today's choices, pinned for a grid of sizes and rank counts and every forced
+// all-reduce: whatever decides them (the table of algorithms), each call of a
+// kind, size, rank count and forced option picks what it picked before the
+// table existed. The expected names follow the rules as they were written
+// then: recursive doubling to 16 KiB, Rabenseifner to 1 MiB (256 KiB on a rank
+// count that is not a power of two), the ring above; broadcasts of 512 KiB or
+// more on more than two ranks scatter and all-gather.
+void test_selection_is_pinned(void**) {
+  const size_t sizes[] = {0,           1,           8,           4096,        16383,      16384,
+                          16385,       65536,       262143,      262144,      262145,     524287,
+                          524288,      524289,      1048575,     1048576,     1048577,    16777216,
+                          size_t{1} << 34};
+  const CollectiveKind kinds[] = {CollectiveKind::kAllReduce,     CollectiveKind::kReduce,
+                                  CollectiveKind::kBroadcast,     CollectiveKind::kAllGather,
+                                  CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
+                                  CollectiveKind::kBarrier,       CollectiveKind::kSplit,
+                                  CollectiveKind::kCommSetup};
+  auto expected = [](CollectiveKind kind, size_t bytes, int ranks, const std::string& forced) -> std::string {
+    const bool power_of_two = (ranks & (ranks - 1)) == 0;
+    switch (kind) {
+      case CollectiveKind::kAllReduce:
+        if (!forced.empty()) return forced;
+        if (bytes <= 16 * 1024) return "recursive_doubling";
+        if (bytes <= (power_of_two ? 1024 * 1024 : 256 * 1024)) return "rabenseifner";
+        return "ring";
+      case CollectiveKind::kReduce: return "reduce_binomial";
+      case CollectiveKind::kBroadcast:
+        return ranks > 2 && bytes >= 512 * 1024 ? "broadcast_scatter_allgather" : "broadcast_binomial";
+      case CollectiveKind::kAllGather:
+      case CollectiveKind::kSplit:
+      case CollectiveKind::kCommSetup: return "allgather_ring";
+      case CollectiveKind::kReduceScatter: return "reduce_scatter_ring";
+      case CollectiveKind::kAllToAll: return "alltoall_pairwise";
+      case CollectiveKind::kBarrier: return "barrier_dissemination";
+    }
+    return "?";
+  };
+  for (const char* forced : {"", "ring", "rabenseifner", "recursive_doubling"}) {
+    AlgorithmOptions options;
+    options.all_reduce = forced;
+    for (CollectiveKind kind : kinds) {
+      for (int ranks = 1; ranks <= 9; ++ranks) {
+        for (size_t bytes : sizes) {
+          const std::string chosen = dist::name(dist::choose_algorithm(kind, bytes, ranks, options));
+          const std::string want = expected(kind, bytes, ranks, forced);
+          if (chosen != want) {
+            fail_msg("%s of %zu bytes on %d ranks, forced '%s': %s, not %s", dist::name(kind), bytes, ranks, forced,
+                     chosen.c_str(), want.c_str());
+          }
+        }
+      }
+    }
+  }
+}
+
+// The shared-memory choices, as run_shm and the shm algorithms made them
+// before the table: the direct all-reduce to 16 KiB unless forced, the split
+// above, writing into the peers' results where the group reaches their memory
+// (from 256 KiB to 16 MiB into a separate result, 64 MiB in place; 4 and 16
+// MiB with more ranks than cores); single copies of moved blocks from 16 KiB
+// (128 KiB with more ranks than cores) to 16 MiB, broadcasts to 2 MiB and not
+// with more ranks than cores, all-to-all only out of place; a piecewise
+// all-reduce always splits.
+void test_shared_memory_selection_is_pinned(void**) {
+  const size_t sizes[] = {0,      8,        16383,    16384,    16385,    131071,   131072,   262143,
+                          262144, 2097152,  2097153,  4194304,  4194305,  16777216, 16777217, 67108864,
+                          67108865};
+  const CollectiveKind kinds[] = {CollectiveKind::kAllReduce, CollectiveKind::kReduce,
+                                  CollectiveKind::kBroadcast, CollectiveKind::kAllGather,
+                                  CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
+                                  CollectiveKind::kBarrier};
+  auto expected = [](CollectiveKind kind, const dist::Selection& s, const std::string& forced) -> std::string {
+    const size_t single_copy_min = s.shares_cores ? 128 * 1024 : 16 * 1024;
+    const bool single_copy = s.single_copy && s.bytes >= single_copy_min;
+    switch (kind) {
+      case CollectiveKind::kAllReduce: {
+        if (s.pieces) return "shm_split";
+        if (forced == "shm_direct" || (forced != "shm_split" && s.bytes <= 16 * 1024)) return "shm_direct";
+        const size_t most = s.in_place ? (s.shares_cores ? 16u << 20 : 64u << 20) : (s.shares_cores ? 4u << 20 : 16u << 20);
+        return s.single_copy && s.bytes >= 256 * 1024 && s.bytes <= most ? "shm_split_single_copy" : "shm_split";
+      }
+      case CollectiveKind::kBroadcast:
+        return single_copy && !s.shares_cores && s.bytes <= (2u << 20) ? "shm_single_copy" : "shm";
+      case CollectiveKind::kAllGather:
+        return single_copy && s.bytes <= (16u << 20) ? "shm_single_copy" : "shm";
+      case CollectiveKind::kAllToAll:
+        return !s.in_place && single_copy && s.bytes <= (16u << 20) ? "shm_single_copy" : "shm";
+      default:
+        return "shm";
+    }
+  };
+  for (const char* forced_name : {"", "shm", "shm_direct", "shm_split"}) {
+    dist::ForcedAllReduce forced;
+    assert_true(dist::find_forced_all_reduce(forced_name, &forced));
+    for (CollectiveKind kind : kinds) {
+      for (size_t bytes : sizes) {
+        for (int flags = 0; flags < 16; ++flags) {
+          dist::Selection s;
+          s.bytes = bytes;
+          s.ranks = 4;
+          s.single_copy = (flags & 1) != 0;
+          s.shares_cores = (flags & 2) != 0;
+          s.in_place = (flags & 4) != 0;
+          s.pieces = (flags & 8) != 0 && kind == CollectiveKind::kAllReduce;
+          const std::string chosen = dist::select_algorithm(kind, dist::Path::kSharedMemory, s, forced).name;
+          const std::string want = expected(kind, s, forced_name);
+          if (chosen != want) {
+            fail_msg("%s of %zu bytes, flags %d, forced '%s': %s, not %s", dist::name(kind), bytes, flags, forced_name,
+                     chosen.c_str(), want.c_str());
+          }
+        }
+      }
+    }
+  }
+}
+
+// The names that force an all-reduce, and the C ABI's DIST_ALLREDUCE_*
+// numbers for them, come from the table.
+void test_forced_names(void**) {
+  assert_string_equal(dist::forced_all_reduce_names(nullptr, "", ", ").c_str(),
+                      "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split");
+  const dist::Path point_to_point = dist::Path::kPointToPoint;
+  assert_string_equal(dist::forced_all_reduce_names(&point_to_point, "'", ", ").c_str(),
+                      "'ring', 'rabenseifner', 'recursive_doubling'");
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_AUTO), "");
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_RING), "ring");
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_RABENSEIFNER), "rabenseifner");
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_RECURSIVE_DOUBLING), "recursive_doubling");
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_SHARED_MEMORY), "shm");
+  assert_null(dist::forced_all_reduce_name(DIST_ALLREDUCE_SHARED_MEMORY + 1));
+  assert_null(dist::forced_all_reduce_name(-1));
+  // A forced point-to-point all-reduce asks for that path; "shm" for the
+  // segment, by size there; the shared-memory algorithms for their rows.
+  dist::ForcedAllReduce forced;
+  assert_true(dist::find_forced_all_reduce("shm", &forced));
+  assert_true(forced.any && forced.path == dist::Path::kSharedMemory && forced.rows == 0);
+  assert_true(dist::find_forced_all_reduce("shm_split", &forced));
+  assert_true(forced.any && forced.path == dist::Path::kSharedMemory && forced.rows != 0);
+  expect_invalid("forced_point_to_point", "is not one of 'ring', 'rabenseifner', 'recursive_doubling'", [] { dist::forced_point_to_point("shm_direct"); });
+}
+
+}  // namespace
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_selection),
+      cmocka_unit_test(test_selection_is_pinned),
+      cmocka_unit_test(test_shared_memory_selection_is_pinned),
+      cmocka_unit_test(test_forced_names),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
