@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -17,9 +18,23 @@
 
 namespace {
 
+// --algo NAME goes to the library as DIST_ALLREDUCE_ALGO, read by every
+// communicator a context creates; the library's table of algorithms judges the
+// name. A one-process context asks it before any rank starts.
+void force_algorithm(const dist::bench::Options& options) {
+  if (options.algorithm == "auto") return;
+  setenv("DIST_ALLREDUCE_ALGO", options.algorithm.c_str(), 1);
+  dist_cluster_t* alone = nullptr;
+  dist::bench::check_status(dist_cluster_from_json("{}", &alone), "a one-process cluster");
+  dist_context_t* context = nullptr;
+  const dist_status_t status = dist_context_create(alone, nullptr, &context);
+  const std::string message = status == DIST_OK ? "" : dist_last_error();
+  dist_context_destroy(context);
+  dist_cluster_destroy(alone);
+  if (status != DIST_OK) dist::fail_invalid("--algo: " + message);
+}
+
 int run_as_rank(const dist::bench::Options& options) {
-  // Read by every communicator the context creates.
-  if (!options.environment_algorithm.empty()) setenv("DIST_ALLREDUCE_ALGO", options.environment_algorithm.c_str(), 1);
   dist_cluster_t* cluster = nullptr;
   dist::bench::check_status(dist_cluster_resolve(nullptr, &cluster), "resolving the cluster");
   std::unique_ptr<dist_cluster_t, decltype(&dist_cluster_destroy)> cluster_guard(cluster, &dist_cluster_destroy);
@@ -42,6 +57,7 @@ int main(int argc, char** argv) {
   }
   try {
     dist::bench::Options options = dist::bench::parse_options(argc, argv);
+    force_algorithm(options);
     if (options.launch_ranks > 0) {
       // The ranks get the same arguments without -n.
       std::vector<char*> args;

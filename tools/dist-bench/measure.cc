@@ -87,12 +87,6 @@ int run_benchmark(dist_comm_t* comm, const Options& o) {
   check_status(dist_comm_rank(comm, &rank), "comm_rank");
   check_status(dist_comm_size(comm, &ranks), "comm_size");
   if (o.check) require_exact_check(o.collective, *o.dtype, ranks);
-  if (o.allreduce != DIST_ALLREDUCE_AUTO) {
-    dist_comm_options_t configure = DIST_COMM_OPTIONS_INIT;
-    configure.field_mask = DIST_COMM_OPT_ALLREDUCE;
-    configure.allreduce = o.allreduce;
-    check_status(dist_comm_configure(comm, &configure), "--algo " + o.algorithm);
-  }
   // A barrier moves no data: one row, whatever the sizes.
   std::vector<Layout> layouts;
   for (uint64_t bytes : o.sizes) {

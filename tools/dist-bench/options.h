@@ -14,9 +14,9 @@ struct Options {
   int launch_ranks = 0;               // -n: start this many local ranks itself
   dist_collective_t collective = DIST_COLLECTIVE_ALL_REDUCE;  // --op (or --collective)
   const Dtype* dtype = nullptr;       // --dtype; f32 unless given
-  std::string algorithm = "auto";     // --algo (or --algorithm): the all-reduce algorithm
-  dist_allreduce_algorithm_t allreduce = DIST_ALLREDUCE_AUTO;
-  std::string environment_algorithm;  // a forced name without a DIST_ALLREDUCE_* constant: DIST_ALLREDUCE_ALGO
+  // --algo (or --algorithm): the all-reduce algorithm; any other name than
+  // "auto" reaches the library as DIST_ALLREDUCE_ALGO, checked by its table.
+  std::string algorithm = "auto";
   std::vector<uint64_t> sizes;        // bytes, as bench/README.md's table counts them
   double seconds_per_size = 0.5;      // time budget for the timed batches of one size
   int repeats = 7;                    // timed batches per size; the median is reported
