@@ -1,8 +1,10 @@
 /*
  * libdistribute — the stable C ABI.
  *
- * This header is the library's only exported surface. It compiles as C99 and as
- * C++ (-Wall -Wextra -Werror -pedantic). Conventions, once for the whole file:
+ * This header is the library's only exported surface, so it is one file past 500
+ * lines: users include one header, as they do NCCL's or libuv's. It compiles as
+ * C99 and as C++ (-Wall -Wextra -Werror -pedantic). Conventions, once for the
+ * whole file:
  *
  *  - Every function returns dist_status_t: DIST_OK (0) or a negative error code.
  *    On every error, dist_last_error() returns a thread-local message saying what

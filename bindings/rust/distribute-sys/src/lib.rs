@@ -1,4 +1,5 @@
-//! Raw declarations of libdistribute's C ABI, one to one with include/c_api.h.
+//! Raw declarations of libdistribute's C ABI, one to one with include/c_api.h
+//! (one file past 500 lines, as the header it mirrors is one).
 //!
 //! Everything here is `unsafe` to call; the safe API is the `distribute` crate.
 //! tests/layout.rs checks every constant and every struct's size, alignment and
