@@ -19,9 +19,19 @@ using dist::CollectiveKind;
 
 const char* const kAllReduceAlgorithms[] = {"ring", "rabenseifner", "recursive_doubling"};
 
+// The point-to-point row for `kind` moving `bytes` per rank among `ranks`
+// ranks, options.all_reduce forcing the all-reduce (as run_collective picks).
+dist::Algorithm choose_algorithm(CollectiveKind kind, size_t bytes, int ranks, const AlgorithmOptions& options) {
+  dist::Selection selection;
+  selection.bytes = bytes;
+  selection.ranks = ranks;
+  return dist::select_algorithm(kind, dist::Path::kPointToPoint, selection,
+                                dist::forced_point_to_point(options.all_reduce))
+      .id;
+}
+
 void test_selection(void**) {
   using dist::Algorithm;
-  using dist::choose_algorithm;
   const AlgorithmOptions automatic;
   auto all_reduce = [&](size_t bytes, int ranks) {
     return choose_algorithm(CollectiveKind::kAllReduce, bytes, ranks, automatic);
@@ -97,7 +107,7 @@ void test_selection_is_pinned(void**) {
     for (CollectiveKind kind : kinds) {
       for (int ranks = 1; ranks <= 9; ++ranks) {
         for (size_t bytes : sizes) {
-          const std::string chosen = dist::name(dist::choose_algorithm(kind, bytes, ranks, options));
+          const std::string chosen = dist::name(choose_algorithm(kind, bytes, ranks, options));
           const std::string want = expected(kind, bytes, ranks, forced);
           if (chosen != want) {
             fail_msg("%s of %zu bytes on %d ranks, forced '%s': %s, not %s", dist::name(kind), bytes, ranks, forced,
@@ -192,7 +202,8 @@ void test_forced_names(void**) {
   assert_true(forced.any && forced.path == dist::Path::kSharedMemory && forced.rows == 0);
   assert_true(dist::find_forced_all_reduce("shm_split", &forced));
   assert_true(forced.any && forced.path == dist::Path::kSharedMemory && forced.rows != 0);
-  expect_invalid("forced_point_to_point", "is not one of 'ring', 'rabenseifner', 'recursive_doubling'", [] { dist::forced_point_to_point("shm_direct"); });
+  expect_invalid("forced_point_to_point", "is not one of 'ring', 'rabenseifner', 'recursive_doubling'",
+                 [] { dist::forced_point_to_point("shm_direct"); });
 }
 
 }  // namespace

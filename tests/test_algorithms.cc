@@ -73,6 +73,12 @@ const DType kAllDTypes[] = {DType::I8,  DType::U8,  DType::I32,  DType::U32, DTy
 const ReduceOp kAllOps[] = {ReduceOp::SUM, ReduceOp::PROD, ReduceOp::MIN, ReduceOp::MAX, ReduceOp::MEAN};
 const char* const kAllReduceAlgorithms[] = {"ring", "rabenseifner", "recursive_doubling"};
 
+// dist::run_collective with the forced all-reduce resolved from its name, as
+// a communicator resolves it when its options change.
+void run_collective(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options) {
+  dist::run_collective(channel, call, options, dist::forced_point_to_point(options.all_reduce));
+}
+
 // ---- Elements, encoded by this file ---------------------------------------------
 
 size_t element_size(DType dtype) {
@@ -487,7 +493,7 @@ std::string run_case(Channel& channel, const Case& c, uint64_t seq, SharedRefere
   } else if (c.kind == CollectiveKind::kBroadcast && c.broadcast == BroadcastVia::kScatterAllGather) {
     dist::broadcast_scatter_allgather(channel, call.recv, count, c.dtype, c.root, options);
   } else {
-    dist::run_collective(channel, call, options);
+    run_collective(channel, call, options);
   }
   channel.end();
 
@@ -849,7 +855,7 @@ void test_barrier(void**) {
             if ((round + rank) % 5 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
             ++arrived;
             channel.begin(dist::call_words(barrier), static_cast<uint64_t>(round), Clock::now() + kDeadline);
-            dist::run_collective(channel, CollectiveCall{barrier, nullptr, nullptr}, AlgorithmOptions{});
+            run_collective(channel, CollectiveCall{barrier, nullptr, nullptr}, AlgorithmOptions{});
             channel.end();
             if (arrived.load() < n * (round + 1)) {
               problems[rank] = "rank " + std::to_string(rank) + " left round " + std::to_string(round) + " early";
@@ -918,7 +924,7 @@ std::vector<Traffic> traffic_of(int n, const CallSignature& signature, const Alg
         std::vector<double> send(bytes / 8 + 1, 1.0);
         std::vector<double> recv(bytes / 8 + 1, 0.0);
         channel.begin(dist::call_words(signature), 0, Clock::now() + kDeadline);
-        dist::run_collective(channel, CollectiveCall{signature, send.data(), recv.data()}, options);
+        run_collective(channel, CollectiveCall{signature, send.data(), recv.data()}, options);
         channel.end();
         traffic[rank] = {channel.messages, channel.bytes_sent};
       } catch (const dist::Error& error) {
@@ -1008,7 +1014,7 @@ void expect_mismatch(int n, int odd, const CallSignature& usual, const CallSigna
       try {
         Channel& channel = group.channel(rank);
         channel.begin(dist::call_words(mine), 5, Clock::now() + kDeadline);
-        dist::run_collective(channel, CollectiveCall{mine, send.data(), recv.data()}, AlgorithmOptions{});
+        run_collective(channel, CollectiveCall{mine, send.data(), recv.data()}, AlgorithmOptions{});
         channel.end();
       } catch (const dist::Error& error) {
         statuses[rank] = error.status();
@@ -1086,7 +1092,7 @@ void test_argument_checks(void**) {
     InProcessGroup group(1);
     Channel& channel = group.channel(0);
     channel.begin(dist::call_words(signature), 0, Clock::now() + kDeadline);
-    dist::run_collective(channel, CollectiveCall{signature, send, recv}, options);
+    run_collective(channel, CollectiveCall{signature, send, recv}, options);
     channel.end();
   };
   const CallSignature sum = signature_of(CollectiveKind::kAllReduce, DType::F32, 16);

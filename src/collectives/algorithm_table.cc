@@ -321,15 +321,6 @@ ForcedAllReduce forced_point_to_point(const std::string& name) {
   return forced;
 }
 
-Algorithm choose_algorithm(CollectiveKind kind, size_t bytes, int ranks, const AlgorithmOptions& options) {
-  const ForcedAllReduce forced =
-      kind == CollectiveKind::kAllReduce ? forced_point_to_point(options.all_reduce) : ForcedAllReduce{};
-  Selection selection;
-  selection.bytes = bytes;
-  selection.ranks = ranks;
-  return select_algorithm(kind, Path::kPointToPoint, selection, forced).id;
-}
-
 const char* name(Algorithm algorithm) {
   for (const Table& rows : kTables) {
     for (const AlgorithmRow& row : rows) {

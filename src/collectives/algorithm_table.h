@@ -109,11 +109,6 @@ const AlgorithmRow& select_algorithm(CollectiveKind kind, Path path, Selection s
 // algorithm; other names throw invalid-argument, listing those.
 ForcedAllReduce forced_point_to_point(const std::string& name);
 
-// The point-to-point algorithm for `kind` moving `bytes` per rank among
-// `ranks` ranks. options.all_reduce, when not empty, forces the all-reduce
-// algorithm; a name that is not a point-to-point one throws invalid-argument.
-Algorithm choose_algorithm(CollectiveKind kind, size_t bytes, int ranks, const AlgorithmOptions& options);
-
 // "ring", "rabenseifner", "recursive_doubling", "reduce_binomial", "shm_direct", ...
 const char* name(Algorithm algorithm);
 

@@ -29,7 +29,8 @@ class SelfChannel : public Channel {
   bool test(TransferId) override { return true; }
 };
 
-// Calls that fail before reaching the channel still name the communicator.
+// DIST_ALLREDUCE_ALGO and DIST_CHUNK_BYTES, read and checked once per
+// communicator, before it joins its peers.
 AlgorithmOptions algorithms_from_environment() {
   AlgorithmOptions options;
   if (const char* forced = std::getenv("DIST_ALLREDUCE_ALGO"); forced != nullptr && *forced != '\0') {
@@ -108,9 +109,10 @@ void Communicator::set_algorithms(const AlgorithmOptions& algorithms) {
 
 void Communicator::resolve_forced_all_reduce() {
   const std::string& forced = forced_all_reduce();
+  // Every name was checked where it came in: DIST_ALLREDUCE_ALGO above, the
+  // C ABI's numbers by forced_all_reduce_name.
   if (!find_forced_all_reduce(forced, &forced_)) {
-    fail_invalid("all-reduce algorithm " + quoted(forced) + " is not one of " +
-                 forced_all_reduce_names(nullptr, "'", ", "));
+    fail(Status::kInternal, "all-reduce algorithm " + quoted(forced) + " is not in the table of algorithms");
   }
   // A shared-memory communicator also has its channel; a forced path it does
   // not offer leaves the choice to size on its own path.
@@ -145,7 +147,7 @@ void Communicator::execute_call(const CollectiveCall& call) {
     if (call.pieces != nullptr) fail(Status::kInternal, "a piecewise all-reduce needs the shared-memory path");
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     channel_->begin(call_words(call.signature), seq, deadline);
-    run_point_to_point(*channel_, call, algorithms_, forced_);
+    run_collective(*channel_, call, algorithms_, forced_);
     channel_->end();
   } catch (const Error& e) {
     // The first failure sticks to the communicator and reaches its members.

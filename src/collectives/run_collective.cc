@@ -8,12 +8,12 @@
 #include "collectives/reduce_kernels.h"
 
 namespace dist {
-namespace {
 
-// The call once its arguments are checked: an algorithm must not fail
-// halfway for a reason local to one rank, leaving its peers waiting.
-void run_checked(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options,
-                 const ForcedAllReduce& forced) {
+void run_collective(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options,
+                    const ForcedAllReduce& forced) {
+  // Every argument first: an algorithm must not fail halfway for a reason
+  // local to one rank, leaving its peers waiting.
+  check_call(channel.size(), channel.rank(), call);
   const CallSignature& s = call.signature;
   const int n = channel.size();
   const size_t count = static_cast<size_t>(s.count);
@@ -26,20 +26,6 @@ void run_checked(Channel& channel, const CollectiveCall& call, const AlgorithmOp
   if (s.op != ReduceOp::MEAN || n == 1 || !reduces(s.kind)) return;
   if (s.kind == CollectiveKind::kReduce && channel.rank() != s.root) return;
   finalize_mean(call.recv, count, s.dtype, n);
-}
-
-}  // namespace
-
-void run_collective(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options) {
-  check_call(channel.size(), channel.rank(), call);
-  const bool all_reduce = call.signature.kind == CollectiveKind::kAllReduce;
-  run_checked(channel, call, options, all_reduce ? forced_point_to_point(options.all_reduce) : ForcedAllReduce{});
-}
-
-void run_point_to_point(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options,
-                        const ForcedAllReduce& forced) {
-  check_call(channel.size(), channel.rank(), call);
-  run_checked(channel, call, options, forced);
 }
 
 }  // namespace dist

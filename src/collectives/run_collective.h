@@ -10,14 +10,11 @@ namespace dist {
 class Channel;
 
 // Runs the call between channel.begin() and channel.end() (the caller brackets
-// it). MEAN reduces as SUM and divides by the communicator size at the end.
-// options.all_reduce, when not empty, forces the all-reduce algorithm; a name
-// that is not a point-to-point one throws invalid-argument.
-void run_collective(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options);
-
-// The same with the forced all-reduce already resolved (a communicator's, once
-// per change of its options): no names are read.
-void run_point_to_point(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options,
-                        const ForcedAllReduce& forced);
+// it), by the table's point-to-point row that applies; `forced` is the
+// all-reduce forced onto that path, resolved once from its name
+// (forced_point_to_point, or a communicator's when its options change).
+// MEAN reduces as SUM and divides by the communicator size at the end.
+void run_collective(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options,
+                    const ForcedAllReduce& forced);
 
 }  // namespace dist
