@@ -92,24 +92,29 @@ const RequestHandler::Operation* RequestHandler::find_operation(int32_t code) {
   return &kOperations[code - 1];
 }
 
+const RequestHandler::Operation& RequestHandler::operation_of(int32_t code) {
+  const Operation* operation = find_operation(code);
+  if (!operation) fail_invalid("unknown operation " + std::to_string(code));
+  return *operation;
+}
+
 const char* op_name(int32_t op) {
   const RequestHandler::Operation* operation = RequestHandler::find_operation(op);
   return operation ? operation->name : "unknown operation";
 }
 
 uint64_t RequestHandler::expected_payload(const RpcHeader& request) const {
-  const Operation* operation = find_operation(request.code);
-  if (!operation) fail_invalid("unknown operation " + std::to_string(request.code));
+  const Operation& operation = operation_of(request.code);
   const uint64_t id = request.args[0];
   const uint64_t claimed = request.payload_bytes;
   auto exactly = [&](uint64_t bytes) {
     if (claimed != bytes) {
-      fail_invalid(std::string(operation->name) + " carries " + std::to_string(claimed) +
+      fail_invalid(std::string(operation.name) + " carries " + std::to_string(claimed) +
                    " payload bytes, expected " + std::to_string(bytes));
     }
     return bytes;
   };
-  switch (operation->payload) {
+  switch (operation.payload) {
     case PayloadSize::kEmpty: return exactly(0);
     case PayloadSize::kCreateRequest:
       if (claimed > kMaxSpecBytes + kMaxShardBytes) fail_invalid("create carries " + std::to_string(claimed) + " bytes");
@@ -122,15 +127,13 @@ uint64_t RequestHandler::expected_payload(const RpcHeader& request) const {
       if (claimed > kMaxControlBytes) fail_invalid("control request of " + std::to_string(claimed) + " bytes");
       return claimed;
   }
-  fail_invalid("unknown operation " + std::to_string(request.code));
+  fail(Status::kInternal, std::string(operation.name) + ": no rule for its payload size");
 }
 
 Reply RequestHandler::handle(const RpcHeader& request, const uint8_t* payload, std::vector<uint8_t>& scratch,
                              std::vector<uint8_t>* staging) {
   try {
-    const Operation* operation = find_operation(request.code);
-    if (!operation) fail_invalid("unknown operation " + std::to_string(request.code));
-    return (this->*operation->handle)(Call{request, payload, scratch, staging});
+    return (this->*operation_of(request.code).handle)(Call{request, payload, scratch, staging});
   } catch (const Error& e) {
     return error_reply(e.status(), std::string(op_name(request.code)) + ": " + e.what());
   } catch (const std::bad_alloc&) {

@@ -68,6 +68,8 @@ class RequestHandler {
   struct Operation;
   // The row of `code`, or null for a code that names no operation.
   static const Operation* find_operation(int32_t code);
+  // The same; throws invalid-argument for a code that names no operation.
+  static const Operation& operation_of(int32_t code);
   friend const char* op_name(int32_t op);
 
   Reply create(const Call& call);
