@@ -19,7 +19,8 @@ int32_t optimizer_to_wire(const std::optional<OptimizerConfig>& optimizer) {
   for (int32_t i = 0; i < kWireOptimizerCount; ++i) {
     if (kWireOptimizers[i] == optimizer->kind) return i + 1;
   }
-  fail_invalid("optimizer kind " + std::to_string(static_cast<int32_t>(optimizer->kind)) + " has no number on the wire");
+  fail(Status::kInternal,
+       "optimizer kind " + std::to_string(static_cast<int32_t>(optimizer->kind)) + " has no number on the wire");
 }
 
 std::optional<OptimizerKind> optimizer_from_wire(int32_t value) {

@@ -64,9 +64,9 @@ WorkerOptimizer::Slots& WorkerOptimizer::slots_of(const Variable& variable) {
 
 void WorkerOptimizer::check_update(const Variable& variable, int64_t divisor) const {
   check_dtype(variable);
-  if (iterations_ == 0) fail_invalid("Optimizer::apply before begin_step");
+  if (iterations_ == 0) fail_invalid("WorkerOptimizer::apply before begin_step");
   if (divisor < 1 || divisor > (int64_t{1} << 24)) {
-    fail_invalid("Optimizer::apply: divisor " + std::to_string(divisor) + " is out of range 1..2^24");
+    fail_invalid("WorkerOptimizer::apply: divisor " + std::to_string(divisor) + " is out of range 1..2^24");
   }
 }
 
@@ -86,12 +86,12 @@ void WorkerOptimizer::apply_and_publish(Variable& variable, uint64_t offset, con
                                         size_t num_parts, void* published, uint64_t count, int64_t divisor) {
   check_update(variable, divisor);
   if (num_parts < 1 || num_parts > 2) {
-    fail(Status::kInternal, "Optimizer::apply_and_publish: " + std::to_string(num_parts) +
+    fail(Status::kInternal, "WorkerOptimizer::apply_and_publish: " + std::to_string(num_parts) +
                                 " gradient buffers, not 1 or 2");
   }
   Slots& slots = slots_of(variable);
   if (!stateless()) {
-    if (!slots.partial) fail(Status::kInternal, "Optimizer::apply_and_publish outside a shared call");
+    if (!slots.partial) fail(Status::kInternal, "WorkerOptimizer::apply_and_publish outside a shared call");
     slots.held.emplace_back(offset, count);
   }
   const UpdateTarget target = update_target(variable.copy(0), slots.buffers, variable.dtype(), offset, count);
