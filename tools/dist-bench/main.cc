@@ -20,10 +20,15 @@ namespace {
 
 // --algo NAME goes to the library as DIST_ALLREDUCE_ALGO, read by every
 // communicator a context creates; the library's table of algorithms judges the
-// name. A one-process context asks it before any rank starts.
+// name when a rank joins its cluster.
 void force_algorithm(const dist::bench::Options& options) {
+  if (options.algorithm != "auto") setenv("DIST_ALLREDUCE_ALGO", options.algorithm.c_str(), 1);
+}
+
+// Before starting ranks of its own, one check by a one-process context, so
+// that a bad name is said once rather than by every rank.
+void check_algorithm(const dist::bench::Options& options) {
   if (options.algorithm == "auto") return;
-  setenv("DIST_ALLREDUCE_ALGO", options.algorithm.c_str(), 1);
   dist_cluster_t* alone = nullptr;
   dist::bench::check_status(dist_cluster_from_json("{}", &alone), "a one-process cluster");
   dist_context_t* context = nullptr;
@@ -39,7 +44,9 @@ int run_as_rank(const dist::bench::Options& options) {
   dist::bench::check_status(dist_cluster_resolve(nullptr, &cluster), "resolving the cluster");
   std::unique_ptr<dist_cluster_t, decltype(&dist_cluster_destroy)> cluster_guard(cluster, &dist_cluster_destroy);
   dist_context_t* context = nullptr;
-  dist::bench::check_status(dist_context_create(cluster, nullptr, &context), "joining the cluster");
+  const std::string joining =
+      options.algorithm == "auto" ? "joining the cluster" : "joining the cluster with --algo " + options.algorithm;
+  dist::bench::check_status(dist_context_create(cluster, nullptr, &context), joining);
   std::unique_ptr<dist_context_t, decltype(&dist_context_destroy)> context_guard(context, &dist_context_destroy);
   dist_comm_t* world = nullptr;
   dist::bench::check_status(dist_comm_world(context, &world), "comm_world");
@@ -59,6 +66,7 @@ int main(int argc, char** argv) {
     dist::bench::Options options = dist::bench::parse_options(argc, argv);
     force_algorithm(options);
     if (options.launch_ranks > 0) {
+      check_algorithm(options);
       // The ranks get the same arguments without -n.
       std::vector<char*> args;
       for (int i = 0; i < argc; ++i) {
