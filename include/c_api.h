@@ -418,6 +418,17 @@ typedef int32_t dist_comm_path_t;
 
 DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path_t* path);
 
+/* Hosts. Members run on the same host when they share a kernel (hostname and
+ * boot id agree). Hosts are numbered in the order of their first rank in the
+ * communicator; a rank's local rank is its position among the ranks of its
+ * host, in communicator rank order (as MPI's split by shared memory orders
+ * them). dist_comm_split_host is collective over comm and gives the
+ * communicator of this rank's host (destroy it with dist_comm_destroy). */
+DIST_EXPORT dist_status_t dist_comm_local_rank(const dist_comm_t* comm, int32_t* local_rank);
+DIST_EXPORT dist_status_t dist_comm_local_size(const dist_comm_t* comm, int32_t* local_size);
+DIST_EXPORT dist_status_t dist_comm_num_hosts(const dist_comm_t* comm, int32_t* num_hosts);
+DIST_EXPORT dist_status_t dist_comm_split_host(dist_comm_t* comm, dist_comm_t** host_comm);
+
 /* All-reduce algorithm choice. AUTO picks by path, message size and rank count;
  * the environment variable DIST_ALLREDUCE_ALGO (ring, rabenseifner,
  * recursive_doubling, shm, shm_direct, shm_split) overrides AUTO for every

@@ -110,6 +110,34 @@ DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path
   });
 }
 
+DIST_EXPORT dist_status_t dist_comm_local_rank(const dist_comm_t* comm, int32_t* local_rank) {
+  return call_guarded(__func__, [&] {
+    *require(local_rank, "local_rank") = require(comm, "comm")->communicator->hosts().local_rank;
+  });
+}
+
+DIST_EXPORT dist_status_t dist_comm_local_size(const dist_comm_t* comm, int32_t* local_size) {
+  return call_guarded(__func__, [&] {
+    *require(local_size, "local_size") = require(comm, "comm")->communicator->hosts().local_size;
+  });
+}
+
+DIST_EXPORT dist_status_t dist_comm_num_hosts(const dist_comm_t* comm, int32_t* num_hosts) {
+  return call_guarded(__func__, [&] {
+    *require(num_hosts, "num_hosts") = require(comm, "comm")->communicator->hosts().num_hosts();
+  });
+}
+
+DIST_EXPORT dist_status_t dist_comm_split_host(dist_comm_t* comm, dist_comm_t** host_comm) {
+  return call_guarded(__func__, [&] {
+    require(comm, "comm");
+    require(host_comm, "host_comm");
+    auto handle = std::make_unique<dist_comm>();
+    handle->communicator = comm->communicator->split_host();
+    *host_comm = handle.release();
+  });
+}
+
 static_assert(static_cast<int32_t>(dist::Path::kSelf) == DIST_COMM_PATH_SELF &&
               static_cast<int32_t>(dist::Path::kPointToPoint) == DIST_COMM_PATH_POINT_TO_POINT &&
               static_cast<int32_t>(dist::Path::kSharedMemory) == DIST_COMM_PATH_SHARED_MEMORY,

@@ -56,6 +56,9 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
     if (members_[r] == context.rank()) rank_ = static_cast<int>(r);
   }
   if (rank_ < 0) fail(Status::kInternal, "communicator " + std::to_string(id) + " does not contain this process");
+  std::vector<std::string> host_ids;
+  for (int m : members_) host_ids.push_back(context.host_id(m));
+  hosts_ = HostLayout::from_host_ids(host_ids, rank_);
   const AlgorithmOptions from_environment = algorithms_from_environment();
   environment_all_reduce_ = from_environment.all_reduce;
   algorithms_.chunk_bytes = from_environment.chunk_bytes;
@@ -290,6 +293,10 @@ std::unique_ptr<Communicator> Communicator::split(int32_t color, int32_t key) {
   comm->set_timeout(timeout_);
   comm->set_algorithms(algorithms_);
   return comm;
+}
+
+std::unique_ptr<Communicator> Communicator::split_host() {
+  return split(hosts_.host_of[static_cast<size_t>(rank_)], rank_);
 }
 
 }  // namespace dist

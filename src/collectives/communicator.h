@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "collectives/collective_call.h"
+#include "collectives/host_layout.h"
 #include "collectives/operation.h"
 #include "collectives/shm/group.h"
 #include "collectives/shm/run_shm.h"
@@ -34,6 +35,8 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return static_cast<int>(members_.size()); }
   uint32_t id() const { return id_; }
+  // Which ranks share a host (dist_comm_local_rank, dist_comm_num_hosts, ...).
+  const HostLayout& hosts() const { return hosts_; }
 
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   void set_algorithms(const AlgorithmOptions& algorithms);
@@ -59,6 +62,8 @@ class Communicator {
 
   // Collective over this communicator; nullptr for a negative color.
   std::unique_ptr<Communicator> split(int32_t color, int32_t key);
+  // Collective: the ranks of this rank's host, in this communicator's order.
+  std::unique_ptr<Communicator> split_host();
 
  private:
   // Runs one call in this thread; throws its failure after recording it.
@@ -85,6 +90,7 @@ class Communicator {
   uint32_t id_;
   std::vector<int> members_;
   int rank_ = -1;
+  HostLayout hosts_;
   std::shared_ptr<FailureFlag> failure_;
   std::unique_ptr<Channel> channel_;
   std::unique_ptr<ShmGroup> shm_;  // null: every call goes through channel_

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "cluster/worker_position.h"
+#include "topology/host_identity.h"
 #include "transport/ucx_worker.h"
 
 namespace dist {
@@ -45,6 +46,7 @@ bool is_member(const std::vector<int>& members, int rank) {
 Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) : timeout_(options.timeout) {
   if (cluster.spec.empty()) {
     names_.push_back("worker:0");  // a single process: nothing to connect
+    host_ids_.push_back(host_identity());
     lost_.assign(1, "");
     return;
   }
@@ -65,7 +67,10 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) 
                                    " is not a chief or worker; only those join the collective context");
   }
   lost_.assign(names_.size(), "");
-  if (names_.size() == 1) return;
+  if (names_.size() == 1) {
+    host_ids_.push_back(host_identity());
+    return;
+  }
 
   auto token = load_cluster_token(options.token, options.env);
   if (!token) {
@@ -84,6 +89,7 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) 
   peers_ = run_bootstrap(request);
 
   std::vector<std::string> remote(peers_.size());
+  for (size_t r = 0; r < peers_.size(); ++r) host_ids_.push_back(peers_[r].hello.host_id);
   for (size_t r = 0; r < peers_.size(); ++r) {
     if (static_cast<int>(r) != rank_) remote[r] = peers_[r].hello.transport_address;
   }

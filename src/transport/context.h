@@ -41,6 +41,9 @@ class Context {
   int rank() const { return rank_; }
   int size() const { return static_cast<int>(names_.size()); }
   const std::string& name(int rank) const { return names_[static_cast<size_t>(rank)]; }
+  // The machine a member runs on (topology/host_identity.h): equal strings <=>
+  // one host. Known for every member once the context exists.
+  const std::string& host_id(int rank) const { return host_ids_[static_cast<size_t>(rank)]; }
   std::chrono::milliseconds timeout() const { return timeout_; }
   // Null for a single-process context.
   UcxWorker* worker() { return worker_.get(); }
@@ -78,6 +81,7 @@ class Context {
 
   int rank_ = 0;
   std::vector<std::string> names_;
+  std::vector<std::string> host_ids_;  // by rank
   std::chrono::milliseconds timeout_;
   std::unique_ptr<UcxWorker> worker_;
   std::vector<BootstrapPeer> peers_;

@@ -252,6 +252,34 @@ static void scenario_requests(dist_context_t* context) {
 }
 
 /* comm_split: color = rank % 2, ranked by key = -rank (reversed). */
+/* All ranks on this one host: the host's view is the world's, and its
+ * communicator from dist_comm_split_host holds every rank in world order. */
+static void check_one_host_layout(dist_comm_t* world, int32_t rank, int32_t n) {
+  int32_t local_rank = -1, local_size = -1, hosts = -1;
+  CHECK(dist_comm_local_rank(world, &local_rank) == DIST_OK && local_rank == rank, "local rank %d, expected %d",
+        local_rank, rank);
+  CHECK(dist_comm_local_size(world, &local_size) == DIST_OK && local_size == n, "local size %d, expected %d",
+        local_size, n);
+  CHECK(dist_comm_num_hosts(world, &hosts) == DIST_OK && hosts == 1, "num hosts %d, expected 1", hosts);
+  CHECK(dist_comm_local_rank(NULL, &local_rank) == DIST_ERR_INVALID_ARGUMENT, "local rank of NULL comm");
+  CHECK(dist_comm_num_hosts(world, NULL) == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "num_hosts"),
+        "num hosts into NULL: %s", dist_last_error());
+  CHECK(dist_comm_split_host(world, NULL) == DIST_ERR_INVALID_ARGUMENT, "split host into NULL");
+  dist_comm_t* host = NULL;
+  CHECK(dist_comm_split_host(world, &host) == DIST_OK && host != NULL, "split host: %s", dist_last_error());
+  if (host == NULL) return;
+  int32_t host_rank = -1, host_size = -1;
+  dist_comm_rank(host, &host_rank);
+  dist_comm_size(host, &host_size);
+  CHECK(host_rank == rank && host_size == n, "host comm rank %d size %d, expected %d of %d", host_rank, host_size,
+        rank, n);
+  int64_t value = rank + 1;
+  dist_buffer_t b = buffer_of(&value, 1, DIST_DTYPE_I64);
+  CHECK(dist_all_reduce(host, NULL, &b, DIST_OP_SUM, NULL) == DIST_OK && value == (int64_t)n * (n + 1) / 2,
+        "host comm all_reduce = %lld: %s", (long long)value, dist_last_error());
+  dist_comm_destroy(host);
+}
+
 static void scenario_split(dist_context_t* context) {
   int32_t rank = 0, n = 0;
   dist_comm_t* world = world_of(context, &rank, &n);
@@ -281,6 +309,7 @@ static void scenario_split(dist_context_t* context) {
   CHECK(dist_all_reduce(world, NULL, &b1, DIST_OP_SUM, NULL) == DIST_OK && one == n, "world after split");
   dist_comm_destroy(none);
   dist_comm_destroy(half);
+  check_one_host_layout(world, rank, n);
 }
 
 /* Ranks disagree: every rank must fail with MISMATCH naming both calls. */
