@@ -6,7 +6,8 @@ DIST_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DIST_BUILD=${DIST_BUILD:-$DIST_ROOT/build}
 
 DIST_PACKAGES=(build-essential cmake pkg-config libucx-dev ucx-utils libhwloc-dev hwloc
-               libcmocka-dev nlohmann-json3-dev libssl-dev zlib1g-dev python3 binutils)
+               libcmocka-dev nlohmann-json3-dev libssl-dev zlib1g-dev python3 binutils
+               iproute2 util-linux)  # iproute2, util-linux: the emulated hosts (tests/multihost)
 # The demo's training data: scikit-learn's digits, as Debian ships them.
 DIST_DEMO_PACKAGES=(python3-sklearn)
 
