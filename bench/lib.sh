@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by bench/compare and bench/hosts/compare: packages, the peer
 # programs, process bookkeeping (every launch bounded and killed by PID),
 # skipped lines and the merged CSV. Expects ROOT, WORK and LIMIT to be set.
@@ -21,6 +22,7 @@ install_missing() {
 build_peers() {
   echo "== building the peer benchmarks in $WORK/peers"
   make -s -C "$ROOT/bench/peers" BUILD="$WORK/peers" -j "$(nproc)"
+  # shellcheck disable=SC2034  # used by the scripts that source this one
   PEERS=$WORK/peers
 }
 

@@ -18,6 +18,11 @@ $1 == "ucx_perftest" {
   if (substr(name[1], 1, slash - 1) != "allreduce") next
   who = $1 == "distribute" ? "ours" : $1
   if (!($4 in seen_size)) { seen_size[$4] = 1; sizes[++nsizes] = $4 }
+  if (who == "ours") {
+    v = substr(name[1], slash + 1)
+    if (!(v in seen_variant)) { seen_variant[v] = 1; variants[++nvariants] = v }
+    ours[v, $4] = $6
+  }
   k = who SUBSEP $4
   if (!(k in med) || $6 + 0 < med[k] + 0) { med[k] = $6; var[k] = substr(name[1], slash + 1) }
 }
@@ -46,6 +51,17 @@ END {
            bound != "" ? sprintf("%10.1f", bound) : "-", bound != "" && (o in med) ? sprintf("%7.2f", med[o] / bound) : "-"
   }
   print "ratios are median-time ratios: below 1 means ours is faster; the link bound is 2(H-1)/H x size at tag_bw's rate"
+  if (nvariants) {
+    printf "\nours by variant (median us; auto = the defaults)\n%8s", "size"
+    for (v = 1; v <= nvariants; v++) printf " %12s", variants[v]
+    printf "\n"
+    for (i = 1; i <= nsizes; i++) {
+      printf "%8s", human(sizes[i])
+      for (v = 1; v <= nvariants; v++)
+        printf " %12s", ((variants[v], sizes[i]) in ours) ? sprintf("%.1f", ours[variants[v], sizes[i]]) : "-"
+      printf "\n"
+    }
+  }
   if (lat != "" && ("ours" SUBSEP 8) in med)
     printf "8 B all-reduce: ours %.1f us against UCX's round trip between the hosts (2 x tag_lat %.2f us): %.2fx\n",
            med["ours" SUBSEP 8], lat, med["ours" SUBSEP 8] / (2 * lat)
