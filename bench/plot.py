@@ -6,8 +6,13 @@ usage: bench/plot.py RESULTS.csv OUT.png
 Left: bus bandwidth against message size; right: median time. One bold line
 per implementation (its best variant at each size), thin lines for every
 variant, dashed horizontal lines for the ucx_perftest and memcpy references.
+A bench/compare --hosts CSV (variants ending "@HxN" or "@HxN:RATE") is drawn
+the same way, with ucx_perftest's tag_bw between two hosts as the reference
+and the link bound (every host receives 2(H-1)/H of the message at tag_bw's
+rate) as a dashed black line on both sides.
 """
 import csv
+import re
 import sys
 from collections import defaultdict
 
@@ -38,6 +43,8 @@ def load(path):
                 # The TCP variants' transport ceiling: in the summary table, not
                 # among the lines of every transport.
                 continue
+            if impl == "ucx_perftest" and variant.startswith("tag_lat"):
+                continue  # a latency, no bandwidth ceiling
             if impl in REFERENCES:
                 # The largest size is the ceiling for large messages.
                 key = (impl, variant)
@@ -50,6 +57,32 @@ def load(path):
             variants[(impl, variant)][int(row["bytes"])] = row
             nprocs.add(row["nprocs"])
     return variants, references, nprocs
+
+
+def hosts_layout(variants):
+    """(hosts, ranks per host, rate) of a --hosts run, or None for one host."""
+    for _, variant in variants:
+        found = re.search(r"@(\d+)x(\d+)(?::(\S+))?$", variant)
+        if found:
+            return int(found.group(1)), int(found.group(2)), found.group(3)
+    return None
+
+
+def draw_link_bound(bw_ax, time_ax, references, layout, sizes):
+    """The least time any all-reduce needs across the hosts' links."""
+    rates = [float(row["busbw_GBps"]) for (impl, variant), row in references.items()
+             if impl == "ucx_perftest" and variant.startswith("tag_bw")]
+    if not rates:
+        return
+    hosts, per_host, _ = layout
+    ranks = hosts * per_host
+    share = 2 * (hosts - 1) / hosts  # of the message every host must receive
+    rate = max(rates)
+    bw_ax.axhline(rate / share * 2 * (ranks - 1) / ranks, color="black", linestyle="--", linewidth=1.2,
+                  label=f"link bound ({share:.2f} x size at {rate:.2f} GB/s)")
+    large = [s for s in sizes if s >= 262144]
+    time_ax.plot(large, [share * s / (rate * 1e3) for s in large], color="black", linestyle="--",
+                 linewidth=1.2, label="link bound")
 
 
 def best_per_size(variants, impl):
@@ -98,6 +131,9 @@ def main(argv):
                             f"{float(row['busbw_GBps']):.2f} GB/s")
 
     all_sizes = sorted({s for rows in variants.values() for s in rows})
+    layout = hosts_layout(variants)
+    if layout:
+        draw_link_bound(bw_ax, time_ax, references, layout, all_sizes)
     for ax in (bw_ax, time_ax):
         ax.set_xscale("log", base=2)
         ax.set_xticks(all_sizes)
@@ -111,8 +147,10 @@ def main(argv):
     bw_ax.legend(fontsize=8, loc="lower right")
     time_ax.legend(fontsize=8, loc="upper left")
     ranks = "/".join(sorted(nprocs))
-    fig.suptitle(f"all-reduce, float32 sum, {ranks} processes on one host "
-                 f"(thin lines: every variant)")
+    where = "on one host"
+    if layout:
+        where = f"on {layout[0]} emulated hosts x {layout[1]}" + (f", links shaped to {layout[2]}" if layout[2] else "")
+    fig.suptitle(f"all-reduce, float32 sum, {ranks} processes {where} (thin lines: every variant)")
     fig.tight_layout()
     fig.savefig(argv[2], dpi=110)
     print(f"plot: wrote {argv[2]}")

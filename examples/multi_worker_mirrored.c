@@ -6,6 +6,7 @@
  *   dist-run -n 2 -- build/examples/multi_worker_mirrored [epochs] [digits.csv.gz]
  */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "digits/trainer.h"
 
@@ -26,6 +27,16 @@ int main(int argc, char** argv) {
   DIGITS_CHECK(dist_strategy_num_replicas_in_sync(strategy, &in_sync));
   DIGITS_CHECK(dist_strategy_worker_index(strategy, &worker, &workers));
   if (worker == 0) printf("%d workers x 2 replicas = %d replicas in sync\n", (int)workers, (int)in_sync);
+  /* How the workers' collectives travel (the demo prints it across hosts). */
+  dist_comm_t* world = NULL;
+  dist_comm_path_t path = DIST_COMM_PATH_SELF;
+  DIGITS_CHECK(dist_comm_world(context, &world));
+  DIGITS_CHECK(dist_comm_path(world, &path));
+  const char* path_names[] = {"self", "point_to_point", "shared_memory", "hierarchical"};
+  char host[64] = "?";
+  gethostname(host, sizeof host - 1);
+  printf("multi_worker_mirrored worker %d on %s: path %s\n", (int)worker, host,
+         path >= 0 && path < 4 ? path_names[path] : "unknown");
 
   char label[64];
   snprintf(label, sizeof label, "multi_worker_mirrored worker %d", (int)worker);

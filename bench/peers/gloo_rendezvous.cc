@@ -38,8 +38,11 @@ std::shared_ptr<gloo::Context> glooJoin(bool busyPoll) {
   const int size = requireInt("SIZE");
   if (rank >= size) throw std::runtime_error("RANK must be below SIZE");
 
+  // GLOO_ADDRESS: this rank's own address when the ranks run on several
+  // (emulated) hosts; loopback otherwise.
+  const char* address = std::getenv("GLOO_ADDRESS");
   gloo::transport::tcp::attr attr;
-  attr.hostname = "127.0.0.1";
+  attr.hostname = address && *address ? address : "127.0.0.1";
   attr.ai_family = AF_INET;
   auto device = gloo::transport::tcp::CreateDevice(attr);
 
