@@ -46,6 +46,10 @@ static void run_hosts(const struct layout* layout) {
   layout_start(layout, program("DIST_MULTIHOST_WORKER"), args, NULL);
   layout_finish(120);
   layout_expect_success("hosts");
+  char output[65536];
+  layout_output(0, output, sizeof output);
+  const char* line = strstr(output, "rank 0 on ");
+  if (line != NULL) print_message("%s: %.*s\n", layout->name, (int)strcspn(line, "\n"), line);
 }
 
 /* collective_worker SCENARIO on the layout; state: a struct collectives_case. */

@@ -1,5 +1,6 @@
-/* One rank of a multi-process test. Launched by test_multiprocess with TF_CONFIG
- * and DIST_CLUSTER_TOKEN set; runs one scenario through the public C ABI and
+/* One rank of a multi-process test. Launched by test_multiprocess (and by
+ * test_multihost_collectives on emulated hosts) with TF_CONFIG and
+ * DIST_CLUSTER_TOKEN set; runs one scenario through the public C ABI and
  * exits 0 only if everything it checked held. Prints what failed. */
 #include <pthread.h>
 #include <signal.h>
@@ -402,7 +403,7 @@ int main(int argc, char** argv) {
   const size_t all_dtypes = sizeof kDtypes / sizeof kDtypes[0];
   if (strcmp(scenario, "matrix") == 0) scenario_matrix(context, 0, kDtypes, all_dtypes);
   else if (strcmp(scenario, "big") == 0) scenario_matrix(context, 1, kDtypes, all_dtypes);
-  else if (strcmp(scenario, "quick") == 0) scenario_matrix(context, 1, kQuickDtypes, 3);
+  else if (strcmp(scenario, "quick") == 0) scenario_matrix(context, 1, kQuickDtypes, sizeof kQuickDtypes / sizeof kQuickDtypes[0]);
   else if (strcmp(scenario, "requests") == 0) scenario_requests(context);
   else if (strcmp(scenario, "split") == 0) scenario_split(context);
   else if (strcmp(scenario, "mismatch") == 0 && argc > 2) scenario_mismatch(context, argv[2]);
