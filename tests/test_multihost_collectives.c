@@ -29,7 +29,7 @@ static const char* program(const char* variable) {
  * the world must take there. */
 static void run_collectives(const struct layout* layout, const char* scenario, double seconds) {
   char expected_path[48];
-  snprintf(expected_path, sizeof expected_path, "DIST_TEST_EXPECTED_PATH=%d", (int)layout_expected_path(layout));
+  snprintf(expected_path, sizeof expected_path, "DIST_TEST_EXPECT_PATH=%d", (int)layout_expected_path(layout));
   const char* env[] = {expected_path, NULL};
   const char* args[] = {scenario, NULL};
   layout_start(layout, program("DIST_COLLECTIVE_WORKER"), args, env);

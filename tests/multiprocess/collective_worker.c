@@ -121,19 +121,20 @@ static void check_movement(dist_comm_t* comm, int rank, int n, dist_dtype_t dtyp
   free(recv);
 }
 
-/* Every collective for `dtypes`, every op and count, then (big) several MiB. */
+/* Every collective for `dtypes`, every op and count, then (big) several MiB;
+ * DIST_TEST_EXPECT_PATH names the path the world must take (the multi-host
+ * suites set it for their layout of hosts). */
 static void scenario_matrix(dist_context_t* context, int big, const dist_dtype_t* dtypes, size_t dtype_count) {
   int32_t rank = 0, n = 0;
   dist_comm_t* world = world_of(context, &rank, &n);
   /* The suite runs twice: on the shared-memory path (ranks on one host) and,
-   * with DIST_SHM=0, on the point-to-point path; the multi-host suites say
-   * which path their layout of hosts takes. Make sure it is the one meant. */
+   * with DIST_SHM=0, on the point-to-point path. Make sure it is the one meant. */
   dist_comm_path_t path = -1;
   CHECK(dist_comm_path(world, &path) == DIST_OK, "dist_comm_path: %s", dist_last_error());
   const char* shm = getenv("DIST_SHM");
-  const char* expected_path = getenv("DIST_TEST_EXPECTED_PATH");
-  const dist_comm_path_t expected = expected_path != NULL ? atoi(expected_path)
-                                    : n == 1                ? DIST_COMM_PATH_SELF
+  const char* expect = getenv("DIST_TEST_EXPECT_PATH"); /* where ranks pose as several hosts */
+  const dist_comm_path_t expected = n == 1 ? DIST_COMM_PATH_SELF
+                                    : expect != NULL ? atoi(expect)
                                     : shm != NULL && strcmp(shm, "0") == 0 ? DIST_COMM_PATH_POINT_TO_POINT
                                                                            : DIST_COMM_PATH_SHARED_MEMORY;
   if (getenv("UCX_TLS") == NULL) CHECK(path == expected, "path %d, expected %d", path, expected);
