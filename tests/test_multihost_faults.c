@@ -78,7 +78,7 @@ static void run_fault(const struct fault* fault) {
   const double fault_start = seconds_now();
   if (fault->kind == kCutLink) hosts_link(fault->target, 0);
   else if (fault->kind == kKillHost) hosts_kill(fault->target);
-  else kill(launch->pids[fault->target], SIGKILL);
+  else if (launch->pids[fault->target] > 0) kill(launch->pids[fault->target], SIGKILL); /* never pid 0: our group */
   const double fault_done = seconds_now();
   layout_finish(kFinishSeconds);
 
@@ -95,8 +95,12 @@ static void run_fault(const struct fault* fault) {
     if (failed != NULL) sscanf(failed, "failed %*s at %lf after %*d calls: %1023[^\n]", &at, messages[r]);
     after[r] = failed != NULL ? at - fault_done : -1000;
     named[r] = named_lost_task(fault, r, messages[r]);
-    print_message("rank %d on host %d exited %d%s; failed %.2f s after the fault: %s\n", r, layout->host_of[r],
-                  launch->exit_codes[r], survives(fault, r) ? "" : " (lost)", after[r], messages[r]);
+    if (!survives(fault, r)) {
+      print_message("rank %d on host %d exited %d (lost)\n", r, layout->host_of[r], launch->exit_codes[r]);
+    } else {
+      print_message("rank %d on host %d exited %d; failed %.2f s after the fault: %s\n", r, layout->host_of[r],
+                    launch->exit_codes[r], after[r], messages[r]);
+    }
   }
   for (int r = 0; r < layout->ranks; ++r) {
     char output[65536];
