@@ -1,5 +1,6 @@
-/* One rank of a multi-process test. Launched by test_multiprocess with TF_CONFIG
- * and DIST_CLUSTER_TOKEN set; runs one scenario through the public C ABI and
+/* One rank of a multi-process test. Launched by test_multiprocess (and by
+ * test_multihost_collectives on emulated hosts) with TF_CONFIG and
+ * DIST_CLUSTER_TOKEN set; runs one scenario through the public C ABI and
  * exits 0 only if everything it checked held. Prints what failed. */
 #include <pthread.h>
 #include <signal.h>
@@ -10,71 +11,7 @@
 #include <unistd.h>
 
 #include "element_values.h"
-
-static int failures = 0;
-static int checks = 0;
-
-#define CHECK(cond, ...)                        \
-  do {                                          \
-    ++checks;                                   \
-    if (!(cond)) {                              \
-      ++failures;                               \
-      fprintf(stderr, "check failed: " __VA_ARGS__); \
-      fputc('\n', stderr);                      \
-    }                                           \
-  } while (0)
-
-static double now_seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static dist_context_t* join(int64_t timeout_ms) {
-  dist_cluster_t* cluster = NULL;
-  if (dist_cluster_resolve(NULL, &cluster) != DIST_OK) {
-    fprintf(stderr, "resolve: %s\n", dist_last_error());
-    exit(2);
-  }
-  dist_context_options_t options = DIST_CONTEXT_OPTIONS_INIT;
-  options.field_mask = DIST_CONTEXT_OPT_TIMEOUT_MS | DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS;
-  options.timeout_ms = timeout_ms;
-  const char* connect_ms = getenv("DIST_TEST_CONNECT_MS");
-  options.connect_timeout_ms = connect_ms ? atoll(connect_ms) : 30000;
-  dist_context_t* context = NULL;
-  dist_status_t status = dist_context_create(cluster, &options, &context);
-  dist_cluster_destroy(cluster);
-  if (status != DIST_OK) {
-    printf("context: %s: %s\n", dist_status_string(status), dist_last_error());
-    fflush(stdout);
-    exit(3);
-  }
-  return context;
-}
-
-/* The world communicator, this rank and the rank count (n may be NULL);
- * exits 2, saying why, when the context cannot give them. */
-static dist_comm_t* world_of(dist_context_t* context, int32_t* rank, int32_t* n) {
-  dist_comm_t* world = NULL;
-  int32_t size = 0;
-  if (dist_comm_world(context, &world) != DIST_OK || dist_comm_rank(world, rank) != DIST_OK ||
-      dist_comm_size(world, &size) != DIST_OK) {
-    fprintf(stderr, "world communicator: %s\n", dist_last_error());
-    exit(2);
-  }
-  if (n != NULL) *n = size;
-  return world;
-}
-
-static dist_buffer_t buffer_of(void* data, uint64_t count, dist_dtype_t dtype) {
-  dist_buffer_t b;
-  memset(&b, 0, sizeof b);
-  b.data = data;
-  b.count = count;
-  b.dtype = dtype;
-  b.memory_kind = DIST_MEMORY_HOST;
-  return b;
-}
+#include "worker_support.h"
 
 static const dist_dtype_t kDtypes[] = {DIST_DTYPE_I8, DIST_DTYPE_U8, DIST_DTYPE_I32, DIST_DTYPE_U32, DIST_DTYPE_I64,
                                        DIST_DTYPE_U64, DIST_DTYPE_F16, DIST_DTYPE_BF16, DIST_DTYPE_F32, DIST_DTYPE_F64};
@@ -184,7 +121,10 @@ static void check_movement(dist_comm_t* comm, int rank, int n, dist_dtype_t dtyp
   free(recv);
 }
 
-static void scenario_matrix(dist_context_t* context, int big) {
+/* Every collective for `dtypes`, every op and count, then (big) several MiB;
+ * DIST_TEST_EXPECT_PATH names the path the world must take (the multi-host
+ * suites set it for their layout of hosts). */
+static void scenario_matrix(dist_context_t* context, int big, const dist_dtype_t* dtypes, size_t dtype_count) {
   int32_t rank = 0, n = 0;
   dist_comm_t* world = world_of(context, &rank, &n);
   /* The suite runs twice: on the shared-memory path (ranks on one host) and,
@@ -192,18 +132,20 @@ static void scenario_matrix(dist_context_t* context, int big) {
   dist_comm_path_t path = -1;
   CHECK(dist_comm_path(world, &path) == DIST_OK, "dist_comm_path: %s", dist_last_error());
   const char* shm = getenv("DIST_SHM");
+  const char* expect = getenv("DIST_TEST_EXPECT_PATH"); /* where ranks pose as several hosts */
   const dist_comm_path_t expected = n == 1 ? DIST_COMM_PATH_SELF
+                                    : expect != NULL ? atoi(expect)
                                     : shm != NULL && strcmp(shm, "0") == 0 ? DIST_COMM_PATH_POINT_TO_POINT
                                                                            : DIST_COMM_PATH_SHARED_MEMORY;
   if (getenv("UCX_TLS") == NULL) CHECK(path == expected, "path %d, expected %d", path, expected);
   uint64_t counts[] = {0, 1, 7, (uint64_t)(n > 1 ? n - 1 : 0), (uint64_t)n + 1, 65537};
-  for (size_t d = 0; d < sizeof kDtypes / sizeof kDtypes[0]; ++d) {
+  for (size_t d = 0; d < dtype_count; ++d) {
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
       for (size_t o = 0; o < sizeof kOps / sizeof kOps[0]; ++o) {
-        check_reductions(world, rank, n, kDtypes[d], kOps[o], counts[c], 0);
+        check_reductions(world, rank, n, dtypes[d], kOps[o], counts[c], 0);
       }
-      check_reductions(world, rank, n, kDtypes[d], DIST_OP_SUM, counts[c], 1);
-      check_movement(world, rank, n, kDtypes[d], counts[c], c % 2);
+      check_reductions(world, rank, n, dtypes[d], DIST_OP_SUM, counts[c], 1);
+      check_movement(world, rank, n, dtypes[d], counts[c], c % 2);
     }
   }
   if (big) {
@@ -480,14 +422,18 @@ static void scenario_single_copy(dist_context_t* context) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: collective_worker matrix|big|requests|split|mismatch HOW|kill RANK|abort|path EXPECTED|single_copy|join\n");
+    fprintf(stderr, "usage: collective_worker matrix|big|quick|requests|split|mismatch HOW|kill RANK|abort|path EXPECTED|single_copy|join\n");
     return 2;
   }
   const char* scenario = argv[1];
   int64_t timeout_ms = strcmp(scenario, "kill") == 0 ? 8000 : 30000;
   dist_context_t* context = join(timeout_ms);
-  if (strcmp(scenario, "matrix") == 0) scenario_matrix(context, 0);
-  else if (strcmp(scenario, "big") == 0) scenario_matrix(context, 1);
+  /* quick: one integer, one half and one single-precision type, and several MiB. */
+  static const dist_dtype_t kQuickDtypes[] = {DIST_DTYPE_I64, DIST_DTYPE_BF16, DIST_DTYPE_F32};
+  const size_t all_dtypes = sizeof kDtypes / sizeof kDtypes[0];
+  if (strcmp(scenario, "matrix") == 0) scenario_matrix(context, 0, kDtypes, all_dtypes);
+  else if (strcmp(scenario, "big") == 0) scenario_matrix(context, 1, kDtypes, all_dtypes);
+  else if (strcmp(scenario, "quick") == 0) scenario_matrix(context, 1, kQuickDtypes, sizeof kQuickDtypes / sizeof kQuickDtypes[0]);
   else if (strcmp(scenario, "requests") == 0) scenario_requests(context);
   else if (strcmp(scenario, "split") == 0) scenario_split(context);
   else if (strcmp(scenario, "mismatch") == 0 && argc > 2) scenario_mismatch(context, argv[2]);

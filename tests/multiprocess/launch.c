@@ -47,7 +47,9 @@ void launch_prepare(struct launch* launch, int n) {
       for (int k = 0; k < r; ++k) unique = unique && launch->ports[k] != port;
     } while (!unique);
     launch->ports[r] = port;
+    snprintf(launch->addresses[r], sizeof launch->addresses[r], "127.0.0.1");
     snprintf(launch->output[r], sizeof launch->output[r], "/tmp/dist-test-%d-rank%d.log", (int)getpid(), r);
+    unlink(launch->output[r]); /* an earlier launch's output is not this one's */
   }
 }
 
@@ -56,8 +58,8 @@ void launch_rank(struct launch* launch, int rank, const char* token, const char*
   char tf_config[2048];
   int used = snprintf(tf_config, sizeof tf_config, "TF_CONFIG={\"cluster\": {\"worker\": [");
   for (int r = 0; r < launch->n; ++r) {
-    used += snprintf(tf_config + used, sizeof tf_config - (size_t)used, "%s\"127.0.0.1:%d\"", r ? ", " : "",
-                     launch->ports[r]);
+    used += snprintf(tf_config + used, sizeof tf_config - (size_t)used, "%s\"%s:%d\"", r ? ", " : "",
+                     launch->addresses[r], launch->ports[r]);
   }
   snprintf(tf_config + used, sizeof tf_config - (size_t)used, "]}, \"task\": {\"type\": \"worker\", \"index\": %d}}",
            rank);
@@ -113,7 +115,7 @@ int launch_wait(struct launch* launch, double seconds) {
 }
 
 const char* launch_output(const struct launch* launch, int rank) {
-  static char text[8192];
+  static char text[65536];
   text[0] = '\0';
   FILE* f = fopen(launch->output[rank], "r");
   if (f) {

@@ -1,6 +1,7 @@
-/* Starts the ranks of a multi-process test on loopback, each with its own
- * TF_CONFIG and the cluster token, and always reaps them: a rank still running
- * at the deadline is killed by PID. */
+/* Starts the ranks of a multi-process test, each with its own TF_CONFIG and
+ * the cluster token, and always reaps them: a rank still running at the
+ * deadline is killed by PID. Ranks listen on loopback unless the test gives
+ * them other addresses (the multi-host suites: one per emulated host). */
 #ifndef DIST_TEST_LAUNCH_H
 #define DIST_TEST_LAUNCH_H
 
@@ -12,11 +13,12 @@ struct launch {
   int n;
   pid_t pids[kMaxRanks];
   int ports[kMaxRanks];
+  char addresses[kMaxRanks][48]; /* where rank r listens: "127.0.0.1" unless set after launch_prepare */
   char output[kMaxRanks][256]; /* file holding rank r's stdout and stderr */
   int exit_codes[kMaxRanks];   /* -signal when killed by one */
 };
 
-/* Picks n free loopback ports and writes TF_CONFIG texts; does not start anything. */
+/* Picks n free ports, all on loopback; does not start anything. */
 void launch_prepare(struct launch* launch, int n);
 
 /* Starts rank r: `worker args...` with TF_CONFIG and DIST_CLUSTER_TOKEN=token

@@ -10,20 +10,10 @@
 #include <string.h>
 
 #include <distribute/c_api.h>
+#include "checks.h"
 #include "optimizer_options.h"
 #include "regression_model.h"
 #include "unfused_all_reduce.h"
-
-static int failures = 0;
-
-#define CHECK(cond, ...)                             \
-  do {                                               \
-    if (!(cond)) {                                   \
-      ++failures;                                    \
-      fprintf(stderr, "check failed: " __VA_ARGS__); \
-      fputc('\n', stderr);                           \
-    }                                                \
-  } while (0)
 
 #define MUST(call)                                                                              \
   do {                                                                                          \
