@@ -192,7 +192,9 @@ static void scenario_matrix(dist_context_t* context, int big) {
   dist_comm_path_t path = -1;
   CHECK(dist_comm_path(world, &path) == DIST_OK, "dist_comm_path: %s", dist_last_error());
   const char* shm = getenv("DIST_SHM");
+  const char* expect = getenv("DIST_TEST_EXPECT_PATH"); /* where ranks pose as several hosts */
   const dist_comm_path_t expected = n == 1 ? DIST_COMM_PATH_SELF
+                                    : expect != NULL ? atoi(expect)
                                     : shm != NULL && strcmp(shm, "0") == 0 ? DIST_COMM_PATH_POINT_TO_POINT
                                                                            : DIST_COMM_PATH_SHARED_MEMORY;
   if (getenv("UCX_TLS") == NULL) CHECK(path == expected, "path %d, expected %d", path, expected);
@@ -435,6 +437,14 @@ static void scenario_path(dist_context_t* context, int expected) {
   if (path == DIST_COMM_PATH_SHARED_MEMORY) {
     CHECK(strcmp(small, "shm_direct") == 0 && strcmp(large, "shm_split") == 0 && strcmp(movement, "shm") == 0,
           "shared-memory algorithms: %s %s %s", small, large, movement);
+  } else if (path == DIST_COMM_PATH_HIERARCHICAL) {
+    /* Rails where every host runs as many ranks (DIST_TEST_EVEN_HOSTS=1), else leaders. */
+    const char* even = getenv("DIST_TEST_EVEN_HOSTS");
+    const int rails = even != NULL && strcmp(even, "1") == 0;
+    CHECK(strcmp(small, "hier_allreduce_leaders") == 0 &&
+              strcmp(large, rails ? "hier_allreduce_rails" : "hier_allreduce_leaders") == 0 &&
+              strcmp(movement, rails ? "hier_broadcast_rails" : "hier_broadcast_leaders") == 0,
+          "hierarchical algorithms: %s %s %s", small, large, movement);
   } else {
     CHECK(strcmp(small, "recursive_doubling") == 0 && strncmp(movement, "broadcast_", 10) == 0,
           "point-to-point algorithms: %s %s", small, movement);
@@ -448,6 +458,13 @@ static void scenario_path(dist_context_t* context, int expected) {
   CHECK(dist_comm_configure(world, &options) == DIST_OK &&
             dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 8, &small) == DIST_OK && strcmp(small, "ring") == 0,
         "forced ring: %s", small);
+  options.allreduce = DIST_ALLREDUCE_HIERARCHICAL;
+  const dist_status_t hier = dist_comm_configure(world, &options);
+  CHECK(path == DIST_COMM_PATH_HIERARCHICAL ? hier == DIST_OK : hier == DIST_ERR_UNSUPPORTED,
+        "forcing the hierarchical all-reduce on path %d: %s", path, dist_last_error());
+  if (hier == DIST_OK) check_reductions(world, rank, n, DIST_DTYPE_F32, DIST_OP_MEAN, 70001, 1);
+  options.allreduce = DIST_ALLREDUCE_RING;
+  CHECK(dist_comm_configure(world, &options) == DIST_OK, "forcing the ring again: %s", dist_last_error());
   options.allreduce = DIST_ALLREDUCE_SHARED_MEMORY;
   const dist_status_t st = dist_comm_configure(world, &options);
   if (path == DIST_COMM_PATH_SHARED_MEMORY) {
