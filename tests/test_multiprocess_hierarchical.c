@@ -114,6 +114,17 @@ static void test_large_messages(void** state) {
   }
 }
 
+/* Non-blocking calls queue in call order, with a blocking one between. */
+static void test_requests(void** state) {
+  (void)state;
+  const char* hosts[] = {"aabb", "abac"};
+  for (size_t k = 0; k < 2; ++k) {
+    struct launch launch;
+    run_layout(&launch, hosts[k], DIST_COMM_PATH_HIERARCHICAL, "requests", NULL, NULL, 120);
+    expect_all_succeed(&launch, "requests", hosts[k]);
+  }
+}
+
 /* Tiny slots: every call takes many steps inside the host. */
 static void test_small_slots(void** state) {
   (void)state;
@@ -170,7 +181,8 @@ static void test_killed_rank(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_paths),         cmocka_unit_test(test_matrix),   cmocka_unit_test(test_large_messages),
-      cmocka_unit_test(test_small_slots),   cmocka_unit_test(test_mismatch), cmocka_unit_test(test_killed_rank),
+      cmocka_unit_test(test_requests),      cmocka_unit_test(test_small_slots), cmocka_unit_test(test_mismatch),
+      cmocka_unit_test(test_killed_rank),
   };
   return cmocka_run_group_tests_name("multiprocess_hierarchical", tests, NULL, NULL);
 }
