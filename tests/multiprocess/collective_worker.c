@@ -445,6 +445,19 @@ static void scenario_path(dist_context_t* context, int expected) {
               strcmp(large, rails ? "hier_allreduce_rails" : "hier_allreduce_leaders") == 0 &&
               strcmp(movement, rails ? "hier_broadcast_rails" : "hier_broadcast_leaders") == 0,
           "hierarchical algorithms: %s %s %s", small, large, movement);
+    /* This rank's host alone: one segment, or one rank. */
+    dist_comm_t* host = NULL;
+    dist_comm_path_t host_path = -1;
+    int32_t local_size = 0;
+    CHECK(dist_comm_split_host(world, &host) == DIST_OK && dist_comm_path(host, &host_path) == DIST_OK &&
+              dist_comm_local_size(world, &local_size) == DIST_OK,
+          "split_host: %s", dist_last_error());
+    CHECK(host_path == (local_size > 1 ? DIST_COMM_PATH_SHARED_MEMORY : DIST_COMM_PATH_SELF), "host path %d", host_path);
+    int32_t host_rank = -1;
+    if (host != NULL && dist_comm_rank(host, &host_rank) == DIST_OK) {
+      check_reductions(host, host_rank, local_size, DIST_DTYPE_I32, DIST_OP_SUM, 1001, 0);
+    }
+    dist_comm_destroy(host);
   } else {
     CHECK(strcmp(small, "recursive_doubling") == 0 && strncmp(movement, "broadcast_", 10) == 0,
           "point-to-point algorithms: %s %s", small, movement);
