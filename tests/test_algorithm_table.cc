@@ -184,7 +184,8 @@ void test_shared_memory_selection_is_pinned(void**) {
 // numbers for them, come from the table.
 void test_forced_names(void**) {
   assert_string_equal(dist::forced_all_reduce_names(nullptr, "", ", ").c_str(),
-                      "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split, hierarchical");
+                      "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split, hierarchical, hier_rails, "
+                      "hier_leaders");
   const dist::Path point_to_point = dist::Path::kPointToPoint;
   assert_string_equal(dist::forced_all_reduce_names(&point_to_point, "'", ", ").c_str(),
                       "'ring', 'rabenseifner', 'recursive_doubling'");
@@ -231,6 +232,11 @@ void test_hierarchical_selection(void**) {
   assert_string_equal(chosen(CollectiveKind::kAllReduce, large, true).c_str(), "hier_allreduce_rails");
   assert_string_equal(chosen(CollectiveKind::kAllReduce, size_t{1} << 30, false).c_str(), "hier_allreduce_leaders");
   assert_string_equal(chosen(CollectiveKind::kAllReduce, large, true, "hierarchical").c_str(), "hier_allreduce_rails");
+  // The rows forced by name, whatever the size; rails only where they exist.
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, 0, true, "hier_rails").c_str(), "hier_allreduce_rails");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, large, false, "hier_rails").c_str(), "hier_allreduce_leaders");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, size_t{1} << 30, true, "hier_leaders").c_str(),
+                      "hier_allreduce_leaders");
   // A forced shared-memory row does not apply on this path: size decides.
   assert_string_equal(chosen(CollectiveKind::kAllReduce, 8, true, "shm_split").c_str(), "hier_allreduce_leaders");
   const size_t rails_broadcast = dist::kHierarchicalRailsMinBroadcastBytes;

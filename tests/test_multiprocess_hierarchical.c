@@ -125,6 +125,17 @@ static void test_requests(void** state) {
   }
 }
 
+/* The hierarchical all-reduces forced by name, at every size: the rails with
+ * 0, 1 and fewer elements than local ranks, the leaders with megabytes. */
+static void test_forced_all_reduces(void** state) {
+  (void)state;
+  struct launch launch;
+  run_layout(&launch, "abab", DIST_COMM_PATH_HIERARCHICAL, "matrix", NULL, "DIST_ALLREDUCE_ALGO=hier_rails", 300);
+  expect_all_succeed(&launch, "matrix with hier_rails", "abab");
+  run_layout(&launch, "aabb", DIST_COMM_PATH_HIERARCHICAL, "big", NULL, "DIST_ALLREDUCE_ALGO=hier_leaders", 300);
+  expect_all_succeed(&launch, "big with hier_leaders", "aabb");
+}
+
 /* Tiny slots: every call takes many steps inside the host. */
 static void test_small_slots(void** state) {
   (void)state;
@@ -181,7 +192,7 @@ static void test_killed_rank(void** state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_paths),         cmocka_unit_test(test_matrix),   cmocka_unit_test(test_large_messages),
-      cmocka_unit_test(test_requests),      cmocka_unit_test(test_small_slots), cmocka_unit_test(test_mismatch),
+      cmocka_unit_test(test_forced_all_reduces), cmocka_unit_test(test_requests),      cmocka_unit_test(test_small_slots), cmocka_unit_test(test_mismatch),
       cmocka_unit_test(test_killed_rank),
   };
   return cmocka_run_group_tests_name("multiprocess_hierarchical", tests, NULL, NULL);

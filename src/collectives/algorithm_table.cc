@@ -40,7 +40,9 @@ constexpr Path kP2P = Path::kPointToPoint;
 constexpr Path kShm = Path::kSharedMemory;
 constexpr Path kHier = Path::kHierarchical;
 
-bool rails_for_all_reduce(const Selection& s) { return s.even_hosts && s.bytes > kHierarchicalLeadersMaxBytes; }
+bool rails_for_all_reduce(const Selection& s) {
+  return s.even_hosts && (s.forced || s.bytes > kHierarchicalLeadersMaxBytes);
+}
 
 const AlgorithmRow kAllReduce[] = {
     {Algorithm::kShmAllReduceDirect, "shm_direct", kShm,
@@ -66,10 +68,10 @@ const AlgorithmRow kAllReduce[] = {
      }},
     {Algorithm::kHierAllReduceRails, "hier_allreduce_rails", kHier,
      "reduce-scatter in the host, all-reduce of each rank's shard on its rail, all-gather in the host",
-     rails_for_all_reduce, nullptr, 0, [](const AlgorithmRun& r) { hier_allreduce_rails(*r.hierarchy, r.call); }},
+     rails_for_all_reduce, "hier_rails", 0, [](const AlgorithmRun& r) { hier_allreduce_rails(*r.hierarchy, r.call); }},
     {Algorithm::kHierAllReduceLeaders, "hier_allreduce_leaders", kHier,
-     "reduce to local rank 0, all-reduce between one rank per host, broadcast in the host", always, nullptr, 0,
-     [](const AlgorithmRun& r) { hier_allreduce_leaders(*r.hierarchy, r.call); }},
+     "reduce to local rank 0, all-reduce between one rank per host, broadcast in the host", always, "hier_leaders",
+     0, [](const AlgorithmRun& r) { hier_allreduce_leaders(*r.hierarchy, r.call); }},
     {Algorithm::kAllReduceRing, "ring", kP2P, "reduce-scatter and all-gather around a ring: 2(n-1) steps",
      [](const Selection& s) { return s.forced || s.bytes > rabenseifner_max_bytes(s.ranks); }, "ring", 1,
      [](const AlgorithmRun& r) {
