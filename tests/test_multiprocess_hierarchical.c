@@ -155,6 +155,10 @@ static void test_paths(void** state) {
     run_layout(&launch, kLayouts[k].hosts, kLayouts[k].path, "path", expected, NULL, 120);
     expect_all_succeed(&launch, "path", kLayouts[k].hosts);
   }
+  /* Three hosts of two ranks, interleaved: rails of three ranks. */
+  struct launch three;
+  run_layout(&three, "abcabc", DIST_COMM_PATH_HIERARCHICAL, "path", "3", NULL, 240);
+  expect_all_succeed(&three, "path", "abcabc");
   /* Shared memory turned off: point to point across the hosts. */
   struct launch launch;
   run_layout(&launch, "aabb", DIST_COMM_PATH_POINT_TO_POINT, "path", "1", "DIST_SHM=0", 120);
