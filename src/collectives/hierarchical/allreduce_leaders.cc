@@ -1,5 +1,3 @@
-#include <algorithm>
-
 #include "collectives/hierarchical/algorithms.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
