@@ -406,8 +406,12 @@ DIST_EXPORT dist_status_t dist_comm_size(const dist_comm_t* comm, int32_t* size)
 /* How a communicator's collectives travel. When all its ranks run on one host,
  * they share a memory segment and every collective goes through it; that is
  * turned off by DIST_SHM=0, or by UCX_TLS naming no shared-memory transport (a
- * run restricted to TCP stays on TCP). Otherwise, and between hosts, the ranks
- * exchange UCX messages. All ranks of a communicator decide together, when it
+ * run restricted to TCP stays on TCP). When they span several hosts and some
+ * host runs several of them, the path is hierarchical (unless shared memory is
+ * turned off on any rank): the ranks of each host share a segment, and the
+ * hosts exchange UCX messages, every local rank carrying its share where all
+ * hosts run as many ranks (dist_comm_algorithm names the algorithms,
+ * "hier_..."). Otherwise, the ranks exchange UCX messages. All ranks of a communicator decide together, when it
  * is created, also whether large all_gather and all_to_all blocks are copied
  * straight from the peers' buffers (where the system lets the processes read
  * each other's memory; DIST_SHM_SINGLE_COPY=0 on any rank turns it off). */
@@ -415,6 +419,7 @@ typedef int32_t dist_comm_path_t;
 #define DIST_COMM_PATH_SELF           0 /* one rank: nothing travels */
 #define DIST_COMM_PATH_POINT_TO_POINT 1 /* UCX messages between ranks */
 #define DIST_COMM_PATH_SHARED_MEMORY  2 /* a segment shared by all ranks on one host */
+#define DIST_COMM_PATH_HIERARCHICAL   3 /* shared memory within each host, UCX messages between hosts */
 
 DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path_t* path);
 
@@ -431,21 +436,26 @@ DIST_EXPORT dist_status_t dist_comm_split_host(dist_comm_t* comm, dist_comm_t** 
 
 /* All-reduce algorithm choice. AUTO picks by path, message size and rank count;
  * the environment variable DIST_ALLREDUCE_ALGO (ring, rabenseifner,
- * recursive_doubling, shm, shm_direct, shm_split) overrides AUTO for every
- * communicator; shm_direct and shm_split force those shared-memory
- * all-reduces where the path is DIST_COMM_PATH_SHARED_MEMORY, and leave the
- * choice to size elsewhere. The library's table of algorithms
+ * recursive_doubling, shm, shm_direct, shm_split, hierarchical, hier_rails,
+ * hier_leaders) overrides AUTO for every communicator; shm_direct and shm_split
+ * force those shared-memory all-reduces where the path is
+ * DIST_COMM_PATH_SHARED_MEMORY, hier_rails and hier_leaders those hierarchical
+ * ones where it is DIST_COMM_PATH_HIERARCHICAL (rails only where every host
+ * runs as many ranks), and leave the choice to size elsewhere. The library's table of algorithms
  * (src/collectives/algorithm_table.cc) lists them all, per collective. RING,
  * RABENSEIFNER and RECURSIVE_DOUBLING are point-to-point algorithms and use UCX
- * messages even on a shared-memory communicator; SHARED_MEMORY needs a
- * communicator whose path is DIST_COMM_PATH_SHARED_MEMORY (else
- * DIST_ERR_UNSUPPORTED). Every rank of a communicator must choose the same. */
+ * messages even on a shared-memory or hierarchical communicator; SHARED_MEMORY
+ * needs a communicator whose path is DIST_COMM_PATH_SHARED_MEMORY, and
+ * HIERARCHICAL (the hierarchical all-reduces, chosen by size) one whose path is
+ * DIST_COMM_PATH_HIERARCHICAL (else DIST_ERR_UNSUPPORTED). Every rank of a
+ * communicator must choose the same. */
 typedef int32_t dist_allreduce_algorithm_t;
 #define DIST_ALLREDUCE_AUTO               0
 #define DIST_ALLREDUCE_RING               1
 #define DIST_ALLREDUCE_RABENSEIFNER       2
 #define DIST_ALLREDUCE_RECURSIVE_DOUBLING 3
 #define DIST_ALLREDUCE_SHARED_MEMORY      4
+#define DIST_ALLREDUCE_HIERARCHICAL       5
 
 #define DIST_COMM_OPT_TIMEOUT_MS (1ull << 0)
 #define DIST_COMM_OPT_ALLREDUCE  (1ull << 1)

@@ -184,7 +184,8 @@ void test_shared_memory_selection_is_pinned(void**) {
 // numbers for them, come from the table.
 void test_forced_names(void**) {
   assert_string_equal(dist::forced_all_reduce_names(nullptr, "", ", ").c_str(),
-                      "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split");
+                      "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split, hierarchical, hier_rails, "
+                      "hier_leaders");
   const dist::Path point_to_point = dist::Path::kPointToPoint;
   assert_string_equal(dist::forced_all_reduce_names(&point_to_point, "'", ", ").c_str(),
                       "'ring', 'rabenseifner', 'recursive_doubling'");
@@ -193,7 +194,8 @@ void test_forced_names(void**) {
   assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_RABENSEIFNER), "rabenseifner");
   assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_RECURSIVE_DOUBLING), "recursive_doubling");
   assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_SHARED_MEMORY), "shm");
-  assert_null(dist::forced_all_reduce_name(DIST_ALLREDUCE_SHARED_MEMORY + 1));
+  assert_string_equal(dist::forced_all_reduce_name(DIST_ALLREDUCE_HIERARCHICAL), "hierarchical");
+  assert_null(dist::forced_all_reduce_name(DIST_ALLREDUCE_HIERARCHICAL + 1));
   assert_null(dist::forced_all_reduce_name(-1));
   // A forced point-to-point all-reduce asks for that path; "shm" for the
   // segment, by size there; the shared-memory algorithms for their rows.
@@ -204,6 +206,55 @@ void test_forced_names(void**) {
   assert_true(forced.any && forced.path == dist::Path::kSharedMemory && forced.rows != 0);
   expect_invalid("forced_point_to_point", "is not one of 'ring', 'rabenseifner', 'recursive_doubling'",
                  [] { dist::forced_point_to_point("shm_direct"); });
+  // "hierarchical" forces the path, by size there.
+  assert_true(dist::find_forced_all_reduce("hierarchical", &forced));
+  assert_true(forced.any && forced.path == dist::Path::kHierarchical && forced.rows == 0);
+  expect_invalid("forced_point_to_point", "is not one of", [] { dist::forced_point_to_point("hierarchical"); });
+}
+
+// The hierarchical rows: leaders for small all-reduces and wherever the hosts
+// hold different numbers of ranks, rails for large ones on even hosts; the
+// gathers on rails where they exist, else point to point over all ranks.
+void test_hierarchical_selection(void**) {
+  auto chosen = [](CollectiveKind kind, size_t bytes, bool even, const char* forced = "") {
+    dist::Selection selection;
+    selection.bytes = bytes;
+    selection.ranks = 4;
+    selection.even_hosts = even;
+    dist::ForcedAllReduce resolved;
+    assert_true(dist::find_forced_all_reduce(forced, &resolved));
+    return std::string(dist::select_algorithm(kind, dist::Path::kHierarchical, selection, resolved).name);
+  };
+  const size_t small = dist::kHierarchicalLeadersMaxBytes;
+  const size_t large = dist::kHierarchicalLeadersMaxBytes + 1;
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, 0, true).c_str(), "hier_allreduce_leaders");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, small, true).c_str(), "hier_allreduce_leaders");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, large, true).c_str(), "hier_allreduce_rails");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, size_t{1} << 30, false).c_str(), "hier_allreduce_leaders");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, large, true, "hierarchical").c_str(), "hier_allreduce_rails");
+  // The rows forced by name, whatever the size; rails only where they exist.
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, 0, true, "hier_rails").c_str(), "hier_allreduce_rails");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, large, false, "hier_rails").c_str(), "hier_allreduce_leaders");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, size_t{1} << 30, true, "hier_leaders").c_str(),
+                      "hier_allreduce_leaders");
+  // A forced shared-memory row does not apply on this path: size decides.
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, 8, true, "shm_split").c_str(), "hier_allreduce_leaders");
+  const size_t rails_broadcast = dist::kHierarchicalRailsMinBroadcastBytes;
+  assert_string_equal(chosen(CollectiveKind::kBroadcast, rails_broadcast - 1, true).c_str(), "hier_broadcast_leaders");
+  assert_string_equal(chosen(CollectiveKind::kBroadcast, rails_broadcast, true).c_str(), "hier_broadcast_rails");
+  assert_string_equal(chosen(CollectiveKind::kBroadcast, rails_broadcast, false).c_str(), "hier_broadcast_leaders");
+  assert_string_equal(chosen(CollectiveKind::kReduce, 1 << 20, true).c_str(), "hier_reduce_leaders");
+  assert_string_equal(chosen(CollectiveKind::kAllGather, 8, true).c_str(), "hier_allgather_rails");
+  assert_string_equal(chosen(CollectiveKind::kAllGather, 8, false).c_str(), "hier_allgather_point_to_point");
+  assert_string_equal(chosen(CollectiveKind::kReduceScatter, 8, true).c_str(), "hier_reduce_scatter_rails");
+  assert_string_equal(chosen(CollectiveKind::kReduceScatter, 8, false).c_str(), "hier_reduce_scatter_point_to_point");
+  assert_string_equal(chosen(CollectiveKind::kAllToAll, 8, true).c_str(), "hier_alltoall_point_to_point");
+  assert_string_equal(chosen(CollectiveKind::kBarrier, 0, false).c_str(), "hier_barrier_leaders");
+  // The exchanges of split and setup run by messages only.
+  expect_error(dist::Status::kInternal, "a split on the hierarchical path", "no algorithm on the hierarchical path",
+                [&] { chosen(CollectiveKind::kSplit, 8, true); });
+  assert_string_equal(dist::name(dist::Path::kHierarchical), "hierarchical");
+  assert_int_equal(static_cast<int>(dist::Path::kHierarchical), DIST_COMM_PATH_HIERARCHICAL);
 }
 
 }  // namespace
@@ -214,6 +265,7 @@ int main(void) {
       cmocka_unit_test(test_selection_is_pinned),
       cmocka_unit_test(test_shared_memory_selection_is_pinned),
       cmocka_unit_test(test_forced_names),
+      cmocka_unit_test(test_hierarchical_selection),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -140,7 +140,8 @@ DIST_EXPORT dist_status_t dist_comm_split_host(dist_comm_t* comm, dist_comm_t** 
 
 static_assert(static_cast<int32_t>(dist::Path::kSelf) == DIST_COMM_PATH_SELF &&
               static_cast<int32_t>(dist::Path::kPointToPoint) == DIST_COMM_PATH_POINT_TO_POINT &&
-              static_cast<int32_t>(dist::Path::kSharedMemory) == DIST_COMM_PATH_SHARED_MEMORY,
+              static_cast<int32_t>(dist::Path::kSharedMemory) == DIST_COMM_PATH_SHARED_MEMORY &&
+              static_cast<int32_t>(dist::Path::kHierarchical) == DIST_COMM_PATH_HIERARCHICAL,
               "DIST_COMM_PATH_* numbers the paths as Path does");
 
 static_assert(static_cast<int32_t>(dist::CollectiveKind::kAllReduce) == DIST_COLLECTIVE_ALL_REDUCE &&
@@ -186,6 +187,12 @@ DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm
         dist::fail(dist::Status::kUnsupported,
                    "options: allreduce DIST_ALLREDUCE_SHARED_MEMORY needs a communicator on one host with "
                    "shared memory enabled (see dist_comm_path)");
+      }
+      if (options->allreduce == DIST_ALLREDUCE_HIERARCHICAL &&
+          comm->communicator->path() != dist::Path::kHierarchical) {
+        dist::fail(dist::Status::kUnsupported,
+                   "options: allreduce DIST_ALLREDUCE_HIERARCHICAL needs a communicator across hosts with several "
+                   "ranks on some and shared memory enabled (see dist_comm_path)");
       }
       dist::AlgorithmOptions algorithms = comm->communicator->algorithms();
       algorithms.all_reduce = forced;

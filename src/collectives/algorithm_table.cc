@@ -18,6 +18,7 @@
 #include "collectives/algorithms/broadcast_scatter_allgather.h"
 #include "collectives/algorithms/reduce_binomial.h"
 #include "collectives/algorithms/reduce_scatter_ring.h"
+#include "collectives/hierarchical/algorithms.h"
 #include "collectives/shm/algorithms.h"
 
 namespace dist {
@@ -37,6 +38,11 @@ size_t rabenseifner_max_bytes(int ranks) {
 
 constexpr Path kP2P = Path::kPointToPoint;
 constexpr Path kShm = Path::kSharedMemory;
+constexpr Path kHier = Path::kHierarchical;
+
+bool rails_for_all_reduce(const Selection& s) {
+  return s.even_hosts && (s.forced || s.bytes > kHierarchicalLeadersMaxBytes);
+}
 
 const AlgorithmRow kAllReduce[] = {
     {Algorithm::kShmAllReduceDirect, "shm_direct", kShm,
@@ -60,6 +66,12 @@ const AlgorithmRow kAllReduce[] = {
          shm_allreduce_split(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), op_of(r));
        }
      }},
+    {Algorithm::kHierAllReduceRails, "hier_allreduce_rails", kHier,
+     "reduce-scatter in the host, all-reduce of each rank's shard on its rail, all-gather in the host",
+     rails_for_all_reduce, "hier_rails", 0, [](const AlgorithmRun& r) { hier_allreduce_rails(*r.hierarchy, r.call); }},
+    {Algorithm::kHierAllReduceLeaders, "hier_allreduce_leaders", kHier,
+     "reduce to local rank 0, all-reduce between one rank per host, broadcast in the host", always, "hier_leaders",
+     0, [](const AlgorithmRun& r) { hier_allreduce_leaders(*r.hierarchy, r.call); }},
     {Algorithm::kAllReduceRing, "ring", kP2P, "reduce-scatter and all-gather around a ring: 2(n-1) steps",
      [](const Selection& s) { return s.forced || s.bytes > rabenseifner_max_bytes(s.ranks); }, "ring", 1,
      [](const AlgorithmRun& r) {
@@ -88,6 +100,9 @@ const AlgorithmRow kReduce[] = {
      [](const AlgorithmRun& r) {
        shm_reduce(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), op_of(r), root_of(r));
      }},
+    {Algorithm::kHierReduceLeaders, "hier_reduce_leaders", kHier,
+     "reduce in each host to one rank (the root on its own), then between those to the root", always, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_reduce_leaders(*r.hierarchy, r.call); }},
     {Algorithm::kReduceBinomial, "reduce_binomial", kP2P, "a binomial tree towards the root", always, nullptr, 0,
      [](const AlgorithmRun& r) {
        reduce_binomial(*r.channel, r.call.send, r.call.recv, count_of(r), dtype_of(r), op_of(r), root_of(r),
@@ -102,6 +117,13 @@ const AlgorithmRow kBroadcast[] = {
     {Algorithm::kShmBroadcast, "shm", kShm, "the root writes each chunk once; the others copy it out", always,
      nullptr, 0,
      [](const AlgorithmRun& r) { shm_broadcast(*r.group, r.call.recv, count_of(r), dtype_of(r), root_of(r), false); }},
+    {Algorithm::kHierBroadcastRails, "hier_broadcast_rails", kHier,
+     "the root's host shares the message; each rail carries a block of it to the other hosts, which gather them",
+     [](const Selection& s) { return s.even_hosts && s.bytes >= kHierarchicalRailsMinBroadcastBytes; }, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_broadcast_rails(*r.hierarchy, r.call); }},
+    {Algorithm::kHierBroadcastLeaders, "hier_broadcast_leaders", kHier,
+     "the root sends to one rank per host, which shares it in its host", always, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_broadcast_leaders(*r.hierarchy, r.call); }},
     {Algorithm::kBroadcastScatterAllGather, "broadcast_scatter_allgather", kP2P,
      "the root scatters the message and a ring all-gathers it: the root sends it about once",
      [](const Selection& s) { return s.ranks > 2 && s.bytes >= kScatterAllGatherMinBytes; }, nullptr, 0,
@@ -125,6 +147,13 @@ const AlgorithmRow kAllGather[] = {
      [](const AlgorithmRun& r) {
        shm_allgather(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), false);
      }},
+    {Algorithm::kHierAllGatherRails, "hier_allgather_rails", kHier,
+     "all-gather on the rails, then in the host straight into the result",
+     [](const Selection& s) { return s.even_hosts; }, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_allgather_rails(*r.hierarchy, r.call); }},
+    {Algorithm::kHierAllGatherPointToPoint, "hier_allgather_point_to_point", kHier,
+     "uneven hosts: the point-to-point all-gather over all ranks", always, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_point_to_point(*r.hierarchy, r.call); }},
     {Algorithm::kAllGatherRing, "allgather_ring", kP2P, "blocks passed around a ring: n-1 steps", always, nullptr, 0,
      [](const AlgorithmRun& r) {
        allgather_ring(*r.channel, r.call.send, r.call.recv, count_of(r), dtype_of(r), *r.options);
@@ -136,6 +165,13 @@ const AlgorithmRow kReduceScatter[] = {
      [](const AlgorithmRun& r) {
        shm_reduce_scatter(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), op_of(r));
      }},
+    {Algorithm::kHierReduceScatterRails, "hier_reduce_scatter_rails", kHier,
+     "reduce-scatter in the host of what each rail delivers, then on the rails",
+     [](const Selection& s) { return s.even_hosts; }, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_reduce_scatter_rails(*r.hierarchy, r.call); }},
+    {Algorithm::kHierReduceScatterPointToPoint, "hier_reduce_scatter_point_to_point", kHier,
+     "uneven hosts: the point-to-point reduce-scatter over all ranks", always, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_point_to_point(*r.hierarchy, r.call); }},
     {Algorithm::kReduceScatterRing, "reduce_scatter_ring", kP2P, "partial sums passed around a ring: n-1 steps",
      always, nullptr, 0,
      [](const AlgorithmRun& r) {
@@ -153,6 +189,9 @@ const AlgorithmRow kAllToAll[] = {
      [](const AlgorithmRun& r) {
        shm_alltoall(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), false);
      }},
+    {Algorithm::kHierAllToAllPointToPoint, "hier_alltoall_point_to_point", kHier,
+     "the point-to-point all-to-all over all ranks: every block crosses once anyway", always, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_point_to_point(*r.hierarchy, r.call); }},
     {Algorithm::kAllToAllPairwise, "alltoall_pairwise", kP2P, "n-1 pairwise exchanges", always, nullptr, 0,
      [](const AlgorithmRun& r) {
        alltoall_pairwise(*r.channel, r.call.send, r.call.recv, count_of(r), dtype_of(r), *r.options);
@@ -162,6 +201,9 @@ const AlgorithmRow kAllToAll[] = {
 const AlgorithmRow kBarrier[] = {
     {Algorithm::kShmBarrier, "shm", kShm, "one step of the group", always, nullptr, 0,
      [](const AlgorithmRun& r) { shm_barrier(*r.group); }},
+    {Algorithm::kHierBarrierLeaders, "hier_barrier_leaders", kHier,
+     "in the host, between one rank per host, and in the host again", always, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_barrier_leaders(*r.hierarchy, r.call); }},
     {Algorithm::kBarrierDissemination, "barrier_dissemination", kP2P, "log2(n) rounds of empty messages", always,
      nullptr, 0, [](const AlgorithmRun& r) { barrier_dissemination(*r.channel); }},
 };
@@ -209,7 +251,7 @@ const PathRow kPaths[] = {
     {Path::kSelf, "self", nullptr, 0},
     {Path::kPointToPoint, "point_to_point", nullptr, 0},
     {Path::kSharedMemory, "shared_memory", "shm", 4},
-    {Path::kHierarchical, "hierarchical", nullptr, 0},
+    {Path::kHierarchical, "hierarchical", "hierarchical", 5},
     {Path::kNccl, "nccl", nullptr, 0},
 };
 

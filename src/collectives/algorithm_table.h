@@ -19,6 +19,7 @@
 namespace dist {
 
 class Channel;
+class Hierarchy;
 class ShmGroup;
 
 enum class Algorithm {
@@ -44,6 +45,17 @@ enum class Algorithm {
   kShmAllToAllSingleCopy,
   kShmAllToAll,
   kShmBarrier,
+  kHierAllReduceRails,
+  kHierAllReduceLeaders,
+  kHierReduceLeaders,
+  kHierBroadcastRails,
+  kHierBroadcastLeaders,
+  kHierAllGatherRails,
+  kHierAllGatherPointToPoint,
+  kHierReduceScatterRails,
+  kHierReduceScatterPointToPoint,
+  kHierAllToAllPointToPoint,
+  kHierBarrierLeaders,
 };
 
 // What a row's predicate sees of a call: its size, its communicator, and
@@ -55,6 +67,7 @@ struct Selection {
   bool pieces = false;      // a piecewise all-reduce (CollectiveCall::pieces)
   bool single_copy = false; // shared memory: the ranks reach each other's memory (shm/single_copy.h)
   bool shares_cores = false;  // shared memory: more ranks than some rank has cores
+  bool even_hosts = false;  // hierarchical: every host has as many ranks (the rails exist)
   bool forced = false;      // the row's forced name was chosen: only what it can do counts, not size
 };
 
@@ -64,6 +77,7 @@ struct AlgorithmRun {
   Channel* channel;                  // point-to-point rows
   ShmGroup* group;                   // shared-memory rows
   const AlgorithmOptions* options;   // point-to-point rows: the pipeline chunk
+  Hierarchy* hierarchy;              // hierarchical rows
 };
 
 struct AlgorithmRow {
@@ -95,7 +109,7 @@ bool find_forced_all_reduce(const std::string& name, ForcedAllReduce* forced);
 const char* forced_all_reduce_name(int32_t option);
 // Every name find_forced_all_reduce knows on `path` (every path when null),
 // in the table's order, each in `quote`s, joined by `separator`:
-// "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split".
+// "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split, hierarchical".
 std::string forced_all_reduce_names(const Path* path, const char* quote, const char* separator);
 
 // The row that runs a call of `kind` on `path`: among the forced rows (when

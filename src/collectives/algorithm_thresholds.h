@@ -77,4 +77,13 @@ inline constexpr size_t kSplitWriteMaxBytes = 16 * 1024 * 1024;
 inline constexpr size_t kSplitWriteMaxBytesSharedCores = 4 * 1024 * 1024;
 inline constexpr size_t kSplitWriteMaxBytesInPlace = 64 * 1024 * 1024;
 inline constexpr size_t kSplitWriteMaxBytesInPlaceSharedCores = 16 * 1024 * 1024;
+
+// The hierarchical path (collectives/hierarchical/): up to this size an
+// all-reduce crosses between hosts through one rank per host (one message per
+// host and step, the least latency); above it every local rank carries its
+// share on its rail (all links and cores busy, the least time per byte).
+// Starting points from the cost model, to be tuned on real hosts.
+inline constexpr size_t kHierarchicalLeadersMaxBytes = 32 * 1024;
+// Broadcasts from this size split the message over the rails.
+inline constexpr size_t kHierarchicalRailsMinBroadcastBytes = 256 * 1024;
 }  // namespace dist

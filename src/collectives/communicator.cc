@@ -7,6 +7,7 @@
 #include "base/status.h"
 #include "collectives/algorithm_table.h"
 #include "collectives/channel_exchange.h"
+#include "collectives/hierarchical/run_hierarchical.h"
 #include "collectives/run_collective.h"
 #include "collectives/shm/attach.h"
 #include "collectives/shm/run_shm.h"
@@ -73,7 +74,14 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
     for (int m : members_) names.push_back(context.name(m));
     channel_ = make_ucx_channel(*context.worker(), id_, members_, names, rank_, failure_, &describe_call);
     try {
-      shm_ = attach_shared_memory(*channel_, next_seq_, std::chrono::steady_clock::now() + timeout_, names, failure_);
+      // Ranks on several hosts cannot share one segment; all ranks know the
+      // hosts alike, so all skip that exchange alike.
+      const auto deadline = std::chrono::steady_clock::now() + timeout_;
+      if (hosts_.num_hosts() == 1) {
+        shm_ = attach_shared_memory(*channel_, next_seq_, deadline, names, failure_);
+      } else if (hosts_.spans_hosts_with_neighbours()) {
+        hierarchy_ = attach_hierarchy(*channel_, hosts_, next_seq_, deadline, names, failure_);
+      }
     } catch (const Error&) {
       // The communicator failed while being set up (a peer died, or a faster
       // peer already failed a later call on it): it exists, failed, and every
@@ -85,7 +93,10 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
       }
     }
   }
-  path_ = members_.size() == 1 ? Path::kSelf : shm_ != nullptr ? Path::kSharedMemory : Path::kPointToPoint;
+  path_ = members_.size() == 1      ? Path::kSelf
+          : shm_ != nullptr         ? Path::kSharedMemory
+          : hierarchy_ != nullptr   ? Path::kHierarchical
+                                    : Path::kPointToPoint;
   resolve_forced_all_reduce();
 }
 
@@ -96,6 +107,7 @@ Communicator::~Communicator() {
   }
   queue_signal_.notify_all();
   if (worker_.joinable()) worker_.join();
+  hierarchy_.reset();
   shm_.reset();
   channel_.reset();
   context_.unregister_comm(id_);
@@ -117,10 +129,10 @@ void Communicator::resolve_forced_all_reduce() {
   if (!find_forced_all_reduce(forced, &forced_)) {
     fail(Status::kInternal, "all-reduce algorithm " + quoted(forced) + " is not in the table of algorithms");
   }
-  // A shared-memory communicator also has its channel; a forced path it does
-  // not offer leaves the choice to size on its own path.
-  const bool offered =
-      forced_.path == path_ || (forced_.path == Path::kPointToPoint && path_ == Path::kSharedMemory);
+  // A shared-memory or hierarchical communicator also has its channel; a
+  // forced path it does not offer leaves the choice to size on its own path.
+  const bool offered = forced_.path == path_ || (forced_.path == Path::kPointToPoint &&
+                                                 (path_ == Path::kSharedMemory || path_ == Path::kHierarchical));
   all_reduce_path_ = forced_.any && offered ? forced_.path : path_;
 }
 
@@ -131,6 +143,9 @@ const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const
   const Path path = path_for(kind);
   // Named for a call into a separate result (dist-bench's).
   if (path == Path::kSharedMemory) return select_algorithm(kind, path, shm_selection(*shm_, bytes, false), forced_).name;
+  if (path == Path::kHierarchical) {
+    return select_algorithm(kind, path, hierarchical_selection(*hierarchy_, bytes), forced_).name;
+  }
   Selection selection;
   selection.bytes = bytes;
   selection.ranks = size();
@@ -148,6 +163,10 @@ void Communicator::execute_call(const CollectiveCall& call) {
       return;
     }
     if (call.pieces != nullptr) fail(Status::kInternal, "a piecewise all-reduce needs the shared-memory path");
+    if (path_for(call.signature.kind) == Path::kHierarchical) {
+      run_hierarchical_collective(*hierarchy_, call, seq, timeout_, algorithms_, forced_);
+      return;
+    }
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     channel_->begin(call_words(call.signature), seq, deadline);
     run_collective(*channel_, call, algorithms_, forced_);

@@ -1,5 +1,6 @@
 // A communicator: a group of context members with its own id, sequence of calls,
-// channel (and, on one host, shared-memory group), deadline and failure state. Calls run strictly in call order: a
+// channel (and, on one host, shared-memory group; across hosts with neighbours,
+// a hierarchy of host groups and channel views), deadline and failure state. Calls run strictly in call order: a
 // blocking call on an idle communicator runs in the calling thread (no hand-off
 // on the fast path); otherwise calls queue for the communicator's own thread.
 #pragma once
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "collectives/collective_call.h"
+#include "collectives/hierarchical/hierarchy.h"
 #include "collectives/host_layout.h"
 #include "collectives/operation.h"
 #include "collectives/shm/group.h"
@@ -44,7 +46,8 @@ class Communicator {
   // True when all ranks share one host and run collectives through a shared
   // segment (collectives/shm/attach.h says when).
   bool has_shared_memory() const { return shm_ != nullptr; }
-  // How its collectives travel: self (one rank), shared memory, or point to point.
+  // How its collectives travel: self (one rank), shared memory, hierarchical,
+  // or point to point.
   Path path() const { return path_; }
   // True when an all-reduce may take its input in pieces and hand its result
   // to a sink (CollectiveCall::pieces): on the shared segment, unless a
@@ -94,6 +97,7 @@ class Communicator {
   std::shared_ptr<FailureFlag> failure_;
   std::unique_ptr<Channel> channel_;
   std::unique_ptr<ShmGroup> shm_;  // null: every call goes through channel_
+  std::unique_ptr<Hierarchy> hierarchy_;  // the hierarchical path's groups and views, over channel_
   std::chrono::milliseconds timeout_;
   AlgorithmOptions algorithms_;
   std::string environment_all_reduce_;  // DIST_ALLREDUCE_ALGO, used when AUTO

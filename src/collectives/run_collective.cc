@@ -20,7 +20,7 @@ void run_collective(Channel& channel, const CollectiveCall& call, const Algorith
   Selection selection;
   selection.bytes = s.kind == CollectiveKind::kBarrier ? 0 : count * size_of(s.dtype);
   selection.ranks = n;
-  select_algorithm(s.kind, Path::kPointToPoint, selection, forced).run({call, &channel, nullptr, &options});
+  select_algorithm(s.kind, Path::kPointToPoint, selection, forced).run({call, &channel, nullptr, &options, nullptr});
 
   // MEAN was combined as SUM; divide where the result lives.
   if (s.op != ReduceOp::MEAN || n == 1 || !reduces(s.kind)) return;

@@ -377,6 +377,27 @@ static void scenario_path(dist_context_t* context, int expected) {
   if (path == DIST_COMM_PATH_SHARED_MEMORY) {
     CHECK(strcmp(small, "shm_direct") == 0 && strcmp(large, "shm_split") == 0 && strcmp(movement, "shm") == 0,
           "shared-memory algorithms: %s %s %s", small, large, movement);
+  } else if (path == DIST_COMM_PATH_HIERARCHICAL) {
+    /* Rails where every host runs as many ranks (DIST_TEST_EVEN_HOSTS=1), else leaders. */
+    const char* even = getenv("DIST_TEST_EVEN_HOSTS");
+    const int rails = even != NULL && strcmp(even, "1") == 0;
+    CHECK(strcmp(small, "hier_allreduce_leaders") == 0 &&
+              strcmp(large, rails ? "hier_allreduce_rails" : "hier_allreduce_leaders") == 0 &&
+              strcmp(movement, rails ? "hier_broadcast_rails" : "hier_broadcast_leaders") == 0,
+          "hierarchical algorithms: %s %s %s", small, large, movement);
+    /* This rank's host alone: one segment, or one rank. */
+    dist_comm_t* host = NULL;
+    dist_comm_path_t host_path = -1;
+    int32_t local_size = 0;
+    CHECK(dist_comm_split_host(world, &host) == DIST_OK && dist_comm_path(host, &host_path) == DIST_OK &&
+              dist_comm_local_size(world, &local_size) == DIST_OK,
+          "split_host: %s", dist_last_error());
+    CHECK(host_path == (local_size > 1 ? DIST_COMM_PATH_SHARED_MEMORY : DIST_COMM_PATH_SELF), "host path %d", host_path);
+    int32_t host_rank = -1;
+    if (host != NULL && dist_comm_rank(host, &host_rank) == DIST_OK) {
+      check_reductions(host, host_rank, local_size, DIST_DTYPE_I32, DIST_OP_SUM, 1001, 0);
+    }
+    dist_comm_destroy(host);
   } else {
     CHECK(strcmp(small, "recursive_doubling") == 0 && strncmp(movement, "broadcast_", 10) == 0,
           "point-to-point algorithms: %s %s", small, movement);
@@ -390,6 +411,13 @@ static void scenario_path(dist_context_t* context, int expected) {
   CHECK(dist_comm_configure(world, &options) == DIST_OK &&
             dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 8, &small) == DIST_OK && strcmp(small, "ring") == 0,
         "forced ring: %s", small);
+  options.allreduce = DIST_ALLREDUCE_HIERARCHICAL;
+  const dist_status_t hier = dist_comm_configure(world, &options);
+  CHECK(path == DIST_COMM_PATH_HIERARCHICAL ? hier == DIST_OK : hier == DIST_ERR_UNSUPPORTED,
+        "forcing the hierarchical all-reduce on path %d: %s", path, dist_last_error());
+  if (hier == DIST_OK) check_reductions(world, rank, n, DIST_DTYPE_F32, DIST_OP_MEAN, 70001, 1);
+  options.allreduce = DIST_ALLREDUCE_RING;
+  CHECK(dist_comm_configure(world, &options) == DIST_OK, "forcing the ring again: %s", dist_last_error());
   options.allreduce = DIST_ALLREDUCE_SHARED_MEMORY;
   const dist_status_t st = dist_comm_configure(world, &options);
   if (path == DIST_COMM_PATH_SHARED_MEMORY) {

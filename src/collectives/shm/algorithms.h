@@ -15,6 +15,7 @@
 
 #include "base/dtype.h"
 #include "base/function_ref.h"
+#include "collectives/algorithms/block_layout.h"
 #include "collectives/piecewise.h"
 #include "collectives/reduce_op.h"
 #include "collectives/shm/group.h"
@@ -44,6 +45,11 @@ void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DTy
 void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root, bool single_copy);
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, bool single_copy);
 void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
+// The same with blocks of uneven sizes: block b of `send` at blocks.offset(b),
+// rank r's result (blocks.size(r) elements) at `recv`, which may be its own
+// block of `send` (the hierarchical all-reduce lands it in the user's buffer).
+void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, const BlockLayout& blocks, DType dtype,
+                        ReduceOp op);
 void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, bool single_copy);
 void shm_barrier(ShmGroup& group);
 
@@ -120,11 +126,16 @@ struct PeerRead {
 void read_from_peers(ShmGroup& group, const void* published, FunctionRef<PeerRead(int)> read_of,
                      FunctionRef<void()> meanwhile);
 
-// For all-to-all and reduce-scatter: copies elements [first, first+elements)
-// of each of the n blocks of `count` elements in `input` into part b of this
-// rank's slot (parts of `part_bytes`), except this rank's own block, which
-// only this rank reads, straight from `input`.
-void copy_blocks_in(ShmGroup& group, const unsigned char* input, size_t count, size_t first, size_t elements,
-                    size_t element, size_t part_bytes);
+// For all-to-all and reduce-scatter: copies elements [first, first+per_step)
+// of each of the n `blocks` of `input` (as far as the block reaches) into part
+// b of this rank's slot (parts of `part_bytes`), except this rank's own
+// block, which only this rank reads, straight from `input`.
+void copy_blocks_in(ShmGroup& group, const unsigned char* input, const BlockLayout& blocks, size_t first,
+                    size_t per_step, size_t element, size_t part_bytes);
+
+// Elements [first, first+per_step) of a block of `size`, clipped to it.
+inline size_t step_part(size_t size, size_t first, size_t per_step) {
+  return first >= size ? 0 : std::min(per_step, size - first);
+}
 
 }  // namespace dist

@@ -24,6 +24,7 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   // while the peers would read it) blocks are read straight from the peers'
   // buffers, block `me` of each.
   const size_t block_bytes = count * element;
+  const BlockLayout blocks(count * static_cast<size_t>(n), n);
   if (single_copy) {
     // Block q of the result is block `me` of rank q's input.
     const size_t own = static_cast<size_t>(me) * block_bytes;
@@ -35,7 +36,7 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
     const size_t own = (static_cast<size_t>(me) * count + first) * element;
-    copy_blocks_in(group, in, count, first, elements, element, part_bytes);
+    copy_blocks_in(group, in, blocks, first, per_step, element, part_bytes);
     group.arrive();
     if (out != in && elements > 0) write_result(out + own, in + own, bytes, streamed);
     group.wait_arrived();

@@ -3,13 +3,13 @@
 
 namespace dist {
 
-void copy_blocks_in(ShmGroup& group, const unsigned char* input, size_t count, size_t first, size_t elements,
-                    size_t element, size_t part_bytes) {
-  if (elements == 0) return;
+void copy_blocks_in(ShmGroup& group, const unsigned char* input, const BlockLayout& blocks, size_t first,
+                    size_t per_step, size_t element, size_t part_bytes) {
   for (int b = 0; b < group.size(); ++b) {
-    if (b == group.rank()) continue;
-    copy_chunk(group.my_slot() + static_cast<size_t>(b) * part_bytes,
-               input + (static_cast<size_t>(b) * count + first) * element, elements * element);
+    const size_t elements = step_part(blocks.size(b), first, per_step);
+    if (b == group.rank() || elements == 0) continue;
+    copy_chunk(group.my_slot() + static_cast<size_t>(b) * part_bytes, input + (blocks.offset(b) + first) * element,
+               elements * element);
   }
 }
 

@@ -27,7 +27,7 @@ void run_shm_algorithm(ShmGroup& group, const CollectiveCall& call, const Forced
   const size_t bytes = s.kind == CollectiveKind::kBarrier ? 0 : static_cast<size_t>(s.count) * size_of(s.dtype);
   Selection selection = shm_selection(group, bytes, call.send == call.recv);
   selection.pieces = call.pieces != nullptr;
-  select_algorithm(s.kind, Path::kSharedMemory, selection, forced).run({call, nullptr, &group, nullptr});
+  select_algorithm(s.kind, Path::kSharedMemory, selection, forced).run({call, nullptr, &group, nullptr, nullptr});
 }
 
 }  // namespace dist
