@@ -98,6 +98,40 @@ func TestWrongArgumentsAreNamed(t *testing.T) {
 	}
 }
 
+func TestHostsOfOneRank(t *testing.T) {
+	w := world(t)
+	counts := func(c *Comm) [3]int {
+		return [3]int{must(c.LocalRank()), must(c.LocalSize()), must(c.NumHosts())}
+	}
+	if got := counts(w); got != [3]int{0, 1, 1} {
+		t.Errorf("local rank, local size, hosts: %v", got)
+	}
+	host := must(w.SplitHost())
+	if got := [2]int{must(host.Rank()), must(host.Size())}; got != [2]int{0, 1} || counts(host) != [3]int{0, 1, 1} {
+		t.Errorf("host communicator: rank and size %v, hosts %v", got, counts(host))
+	}
+	if p := must(host.Path()); p != PathSelf {
+		t.Errorf("host communicator path: %v", p)
+	}
+	data := []int32{4, -2, 9}
+	if err := AllReduce(host, nil, data, OpMax); err != nil || !reflect.DeepEqual(data, []int32{4, -2, 9}) {
+		t.Errorf("all_reduce on the host communicator: %v %v", data, err)
+	}
+	host.Close()
+	for name, query := range map[string]func() (int, error){"LocalRank": host.LocalRank, "LocalSize": host.LocalSize,
+		"NumHosts": host.NumHosts} {
+		if _, err := query(); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "comm") {
+			t.Errorf("%s of a closed communicator: %v", name, err)
+		}
+	}
+	if _, err := host.SplitHost(); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("SplitHost of a closed communicator: %v", err)
+	}
+	if err := AllReduce(w, nil, data, OpSum); err != nil { // the world outlives its host communicator
+		t.Error(err)
+	}
+}
+
 func TestPathAndAlgorithmOfOneRank(t *testing.T) {
 	w := world(t)
 	if p, err := w.Path(); err != nil || p != PathSelf || p.String() != "self" {
@@ -121,7 +155,7 @@ func TestPathAndAlgorithmOfOneRank(t *testing.T) {
 		t.Errorf("shared memory on one rank: %v", err)
 	}
 	if PathPointToPoint.String() != "point_to_point" || PathSharedMemory.String() != "shared_memory" ||
-		CommPath(9).String() != "" {
+		PathHierarchical.String() != "hierarchical" || CommPath(9).String() != "" {
 		t.Error("CommPath names")
 	}
 }

@@ -88,16 +88,19 @@ func (c *Comm) locked(f func(h *C.dist_comm_t) C.dist_status_t) error {
 	return call(func() C.dist_status_t { return f(c.handle) })
 }
 
+// count runs one of the header's int32_t queries of a communicator.
+func (c *Comm) count(query func(h *C.dist_comm_t, value *C.int32_t) C.dist_status_t) (int, error) {
+	var v C.int32_t
+	err := c.locked(func(h *C.dist_comm_t) C.dist_status_t { return query(h, &v) })
+	return int(v), err
+}
+
 func (c *Comm) Rank() (int, error) {
-	var r C.int32_t
-	err := c.locked(func(h *C.dist_comm_t) C.dist_status_t { return C.dist_comm_rank(h, &r) })
-	return int(r), err
+	return c.count(func(h *C.dist_comm_t, v *C.int32_t) C.dist_status_t { return C.dist_comm_rank(h, v) })
 }
 
 func (c *Comm) Size() (int, error) {
-	var s C.int32_t
-	err := c.locked(func(h *C.dist_comm_t) C.dist_status_t { return C.dist_comm_size(h, &s) })
-	return int(s), err
+	return c.count(func(h *C.dist_comm_t, v *C.int32_t) C.dist_status_t { return C.dist_comm_size(h, v) })
 }
 
 // Split is collective over c: members with the same color form a new communicator
@@ -109,10 +112,15 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 	}); err != nil || h == nil {
 		return nil, err
 	}
+	return c.child(h), nil
+}
+
+// child wraps a communicator split from c, owned by c's context until closed.
+func (c *Comm) child(h *C.dist_comm_t) *Comm {
 	child := &Comm{commCore: &commCore{handle: h, ctx: c.ctx, owned: true}, context: c.context}
 	c.ctx.adopt(child.commCore)
 	runtime.SetFinalizer(child, (*Comm).Close)
-	return child, nil
+	return child
 }
 
 // Configure applies to the calls made after it.

@@ -11,9 +11,11 @@ const (
 	PathSelf         CommPath = C.DIST_COMM_PATH_SELF           // one rank: nothing travels
 	PathPointToPoint CommPath = C.DIST_COMM_PATH_POINT_TO_POINT // UCX messages between ranks
 	PathSharedMemory CommPath = C.DIST_COMM_PATH_SHARED_MEMORY  // a segment shared by all ranks on one host
+	PathHierarchical CommPath = 3                               // shared memory within each host, UCX messages between hosts
 )
 
-// String is "self", "point_to_point" or "shared_memory" ("" for another value).
+// String is "self", "point_to_point", "shared_memory" or "hierarchical" ("" for
+// another value).
 func (p CommPath) String() string {
 	switch p {
 	case PathSelf:
@@ -22,6 +24,8 @@ func (p CommPath) String() string {
 		return "point_to_point"
 	case PathSharedMemory:
 		return "shared_memory"
+	case PathHierarchical:
+		return "hierarchical"
 	}
 	return ""
 }

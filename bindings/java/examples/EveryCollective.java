@@ -102,6 +102,24 @@ public final class EveryCollective {
     expect("non-blocking all_reduce", halves, new double[] {0.5 * n, 0.5 * n});
     world.barrier();
     checkPath(world);
+    checkHosts(world);
+  }
+
+  /** Every rank runs on this host: it is its own host communicator, in the same order. */
+  private void checkHosts(Comm world) {
+    int r = world.rank();
+    int n = world.size();
+    expect("local rank, local size, hosts", new int[] {world.localRank(), world.localSize(), world.numHosts()},
+        new int[] {r, n, 1});
+    try (Comm host = world.splitHost()) {
+      expect("split_host rank, size, hosts", new int[] {host.rank(), host.size(), host.numHosts()},
+          new int[] {r, n, 1});
+      expect("split_host path", host.path().name(), "SHARED_MEMORY");
+      long[] summed = {r + 1, r + 1, r + 1};
+      host.allReduce(summed, Op.SUM);
+      long total = n * (n + 1) / 2;
+      expect("split_host all_reduce", summed, new long[] {total, total, total});
+    }
   }
 
   /** Ranks launched on one host share memory: the path and the algorithms show it. */

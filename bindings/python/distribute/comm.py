@@ -15,7 +15,7 @@ OPS = {"sum": C.OP_SUM, "prod": C.OP_PROD, "min": C.OP_MIN, "max": C.OP_MAX, "me
 ALGORITHMS = {"auto": C.ALLREDUCE_AUTO, "ring": C.ALLREDUCE_RING, "rabenseifner": C.ALLREDUCE_RABENSEIFNER,
               "recursive_doubling": C.ALLREDUCE_RECURSIVE_DOUBLING, "shared_memory": C.ALLREDUCE_SHARED_MEMORY}
 PATHS = {C.COMM_PATH_SELF: "self", C.COMM_PATH_POINT_TO_POINT: "point_to_point",
-         C.COMM_PATH_SHARED_MEMORY: "shared_memory"}
+         C.COMM_PATH_SHARED_MEMORY: "shared_memory", C.COMM_PATH_HIERARCHICAL: "hierarchical"}
 COLLECTIVES = {"all_reduce": C.COLLECTIVE_ALL_REDUCE, "reduce": C.COLLECTIVE_REDUCE,
                "broadcast": C.COLLECTIVE_BROADCAST, "all_gather": C.COLLECTIVE_ALL_GATHER,
                "reduce_scatter": C.COLLECTIVE_REDUCE_SCATTER, "all_to_all": C.COLLECTIVE_ALL_TO_ALL,
@@ -102,8 +102,24 @@ class Comm(HandleOwner):
     @property
     def path(self):
         """How the collectives travel: "self" (one rank), "point_to_point" (UCX
-        messages) or "shared_memory" (one host, a shared segment)."""
+        messages), "shared_memory" (one host, a shared segment) or "hierarchical"
+        (shared memory within each host, UCX messages between hosts)."""
         return PATHS[self._query(lib.dist_comm_path)]
+
+    @property
+    def local_rank(self):
+        """This rank's position among the ranks of its host, in rank order."""
+        return self._query(lib.dist_comm_local_rank)
+
+    @property
+    def local_size(self):
+        """How many ranks of this communicator run on this rank's host."""
+        return self._query(lib.dist_comm_local_size)
+
+    @property
+    def num_hosts(self):
+        """How many hosts this communicator's ranks run on."""
+        return self._query(lib.dist_comm_num_hosts)
 
     def algorithm(self, collective, nbytes):
         """The algorithm this communicator runs for `collective` (a name such as
@@ -119,6 +135,13 @@ class Comm(HandleOwner):
         handle = ctypes.c_void_p()
         check(lib.dist_comm_split(self._handle, color, key, ctypes.byref(handle)))
         return Comm(handle, self._context, owned=True) if handle.value else None
+
+    def split_host(self):
+        """dist_comm_split_host (collective): the communicator of this rank's host,
+        its ranks in this communicator's order."""
+        handle = ctypes.c_void_p()
+        check(lib.dist_comm_split_host(self._handle, ctypes.byref(handle)))
+        return Comm(handle, self._context, owned=True)
 
     def configure(self, timeout_ms=None, allreduce=None):
         options = CommOptions()

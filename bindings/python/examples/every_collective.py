@@ -40,6 +40,22 @@ def check(world):
         expect("non-blocking all_reduce", request.wait(), np.full(5, n, np.float16))
     world.barrier()
     failures += check_path(world)
+    failures += check_hosts(world)
+    return failures
+
+
+def check_hosts(world):
+    """Every rank runs on this host: it is its own host communicator, in the same order."""
+    failures = []
+    got = (world.local_rank, world.local_size, world.num_hosts)
+    if got != (world.rank, world.size, 1):
+        failures.append(f"local_rank, local_size, num_hosts: got {got}, want {(world.rank, world.size, 1)}")
+    n = world.size
+    with world.split_host() as host:
+        summed = host.all_reduce(np.full(3, world.rank + 1, np.int64))
+        got = (host.rank, host.size, host.path, host.num_hosts)
+        if got != (world.rank, n, "shared_memory", 1) or not np.array_equal(summed, np.full(3, n * (n + 1) // 2)):
+            failures.append(f"split_host: got {got} and all_reduce {summed}")
     return failures
 
 

@@ -57,6 +57,30 @@ def test_configure(context):
         context.world.configure(allreduce=42)
 
 
+def test_hosts_of_one_rank(context):
+    world = context.world
+    assert (world.local_rank, world.local_size, world.num_hosts) == (0, 1, 1)
+    with world.split_host() as host:
+        assert (host.rank, host.size, host.local_rank, host.local_size, host.num_hosts) == (0, 1, 0, 1, 1)
+        assert host.path == "self"
+        data = np.array([4, -2, 9], np.int32)
+        assert np.array_equal(host.all_reduce(data.copy(), "max"), data)
+    assert host.closed and not world.closed
+    world.all_reduce(np.ones(2, np.float32))  # the world outlives its host communicator
+
+
+def test_hosts_of_a_closed_communicator_raise(context):
+    host = context.world.split_host()
+    host.close()
+    for query in ("local_rank", "local_size", "num_hosts"):
+        with pytest.raises(distribute.InvalidArgumentError) as caught:
+            getattr(host, query)
+        assert "comm" in caught.value.message
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        host.split_host()
+    assert "comm" in caught.value.message
+
+
 def test_path_and_algorithm_of_one_rank(context):
     world = context.world
     assert world.path == "self"

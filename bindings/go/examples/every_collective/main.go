@@ -125,7 +125,54 @@ func check(world *distribute.Comm) ([]string, error) {
 	if err := world.Barrier(); err != nil {
 		return nil, err
 	}
-	return checkPath(world, failures)
+	if failures, err = checkPath(world, failures); err != nil {
+		return nil, err
+	}
+	return checkHosts(world, failures)
+}
+
+// checkHosts: every rank runs on this host, so it is its own host communicator,
+// in the same order.
+func checkHosts(world *distribute.Comm, failures []string) ([]string, error) {
+	var err error
+	value := func(query func() (int, error)) int {
+		v, e := query()
+		if e != nil && err == nil {
+			err = e
+		}
+		return v
+	}
+	r, n := value(world.Rank), value(world.Size)
+	got := []int{value(world.LocalRank), value(world.LocalSize), value(world.NumHosts)}
+	if err != nil {
+		return nil, err
+	}
+	if want := []int{r, n, 1}; !reflect.DeepEqual(got, want) {
+		failures = append(failures, fmt.Sprintf("local rank, local size, hosts: got %v, want %v", got, want))
+	}
+	host, err := world.SplitHost()
+	if err != nil {
+		return nil, err
+	}
+	defer host.Close()
+	summed := []int64{int64(r + 1), int64(r + 1), int64(r + 1)}
+	if err := distribute.AllReduce(host, nil, summed, distribute.OpSum); err != nil {
+		return nil, err
+	}
+	path, err := host.Path()
+	if err != nil {
+		return nil, err
+	}
+	got = []int{value(host.Rank), value(host.Size), value(host.NumHosts)}
+	if err != nil {
+		return nil, err
+	}
+	total := int64(n * (n + 1) / 2)
+	if !reflect.DeepEqual(got, []int{r, n, 1}) || path != distribute.PathSharedMemory ||
+		!reflect.DeepEqual(summed, []int64{total, total, total}) {
+		failures = append(failures, fmt.Sprintf("split_host: rank, size, hosts %v, path %v, all_reduce %v", got, path, summed))
+	}
+	return failures, nil
 }
 
 // checkPath: ranks launched on one host share memory, and the path and the

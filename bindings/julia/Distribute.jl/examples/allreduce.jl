@@ -51,6 +51,12 @@ function main()
     # Ranks launched on one host share memory; the path and algorithms say so.
     @printf("rank %d: path %s; all_reduce of 8 B: %s, of 64 MiB: %s\n", r, comm_path(w),
             algorithm(w, :all_reduce, 8), algorithm(w, :all_reduce, 64 << 20))
+    # All of them on this host: the host communicator holds every rank, in the same order.
+    host = split_host(w)
+    @printf("rank %d: local rank %d of %d on %d host(s); host communicator rank %d of %d, path %s, all_reduce %d\n",
+            r, local_rank(w), local_size(w), num_hosts(w), rank(host), nranks(host), comm_path(host),
+            all_reduce!(host, [Int64(r + 1)])[1])
+    close(host)
     close(context)
     close(cluster)
     return identical && correct

@@ -53,28 +53,46 @@ function split_comm(c::Comm, color::Integer, key::Integer = 0)
     check(ccall((:dist_comm_split, libdistribute), Int32, (Ptr{Cvoid}, Int32, Int32, Ptr{Ptr{Cvoid}}),
                 c.ptr, color, key, out))
     out[] == C_NULL && return nothing
-    child = Comm(out[], c.context, true)
+    return adopt_child(c, out[])
+end
+
+"""
+    split_host(c)
+
+Collective: the communicator of this rank's host, its ranks in the order of `c`.
+"""
+function split_host(c::Comm)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:dist_comm_split_host, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}), c.ptr, out))
+    return adopt_child(c, out[])
+end
+
+# A communicator split from `c`, closed with its context unless closed before.
+function adopt_child(c::Comm, ptr::Ptr{Cvoid})
+    child = Comm(ptr, c.context, true)
     lock(() -> push!(c.context.children, child), c.context.lock)
     return child
 end
 
-function rank(c::Comm)
-    out = Ref{Int32}(0)
-    check(ccall((:dist_comm_rank, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), c.ptr, out))
-    return Int(out[])
-end
+rank(c::Comm) = int_out(out -> ccall((:dist_comm_rank, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), c.ptr, out))
+nranks(c::Comm) = int_out(out -> ccall((:dist_comm_size, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), c.ptr, out))
 
-function nranks(c::Comm)
-    out = Ref{Int32}(0)
-    check(ccall((:dist_comm_size, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), c.ptr, out))
-    return Int(out[])
-end
+"This rank's position among the ranks of its host, in the rank order of `c`."
+local_rank(c::Comm) = int_out(out -> ccall((:dist_comm_local_rank, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}),
+                                           c.ptr, out))
+"How many ranks of `c` run on this rank's host."
+local_size(c::Comm) = int_out(out -> ccall((:dist_comm_local_size, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}),
+                                           c.ptr, out))
+"How many hosts the ranks of `c` run on."
+num_hosts(c::Comm) = int_out(out -> ccall((:dist_comm_num_hosts, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}),
+                                          c.ptr, out))
 
 """
     comm_path(c)
 
 How the collectives of `c` travel: `:self` (one rank), `:point_to_point` (UCX
-messages) or `:shared_memory` (a segment shared by all ranks, on one host).
+messages), `:shared_memory` (a segment shared by all ranks, on one host) or
+`:hierarchical` (shared memory within each host, UCX messages between hosts).
 """
 function comm_path(c::Comm)
     out = Ref{Int32}(0)

@@ -46,7 +46,8 @@ const CONTEXT_OPT_TIMEOUT_MS = UInt64(1) << 3
 
 const ALLREDUCE_ALGORITHMS = Dict(:auto => Int32(0), :ring => Int32(1), :rabenseifner => Int32(2),
                                   :recursive_doubling => Int32(3), :shared_memory => Int32(4))
-const COMM_PATHS = Dict(Int32(0) => :self, Int32(1) => :point_to_point, Int32(2) => :shared_memory)
+const COMM_PATHS = Dict(Int32(0) => :self, Int32(1) => :point_to_point, Int32(2) => :shared_memory,
+                        Int32(3) => :hierarchical)
 const COLLECTIVES = Dict(:all_reduce => Int32(0), :reduce => Int32(1), :broadcast => Int32(2),
                          :all_gather => Int32(3), :reduce_scatter => Int32(4), :all_to_all => Int32(5),
                          :barrier => Int32(6))

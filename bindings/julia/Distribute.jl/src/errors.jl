@@ -25,3 +25,10 @@ function check(status::Int32)
     message = unsafe_string(ccall((:dist_last_error, libdistribute), Cstring, ()))
     throw(DistError(status, message))
 end
+
+# An Int32 out-parameter call: `f(out)` makes the ccall.
+function int_out(f)
+    out = Ref{Int32}(0)
+    check(f(out))
+    return Int(out[])
+end

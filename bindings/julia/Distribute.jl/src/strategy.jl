@@ -100,13 +100,6 @@ function Base.close(s::Strategy)
     return nothing
 end
 
-# An Int32 out-parameter call: `f(out)` makes the ccall.
-function int_out(f)
-    out = Ref{Int32}(0)
-    check(f(out))
-    return Int(out[])
-end
-
 "`:one_device`, `:mirrored`, `:multi_worker_mirrored` or `:central_storage`."
 function kind(s::Strategy)
     k = int_out(out -> ccall((:dist_strategy_kind, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), s.ptr, out))

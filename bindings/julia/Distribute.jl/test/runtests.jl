@@ -160,6 +160,18 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         @test_throws KeyError algorithm(w, :gather, 8)
         err = try configure!(w; allreduce = :shared_memory); nothing catch e; e end  # one rank shares no segment
         @test err isa DistError && err.status == Distribute.DIST_ERR_UNSUPPORTED
+        @test (local_rank(w), local_size(w), num_hosts(w)) == (0, 1, 1)
+        host = split_host(w)
+        @test (rank(host), nranks(host), local_rank(host), local_size(host), num_hosts(host)) == (0, 1, 0, 1, 1)
+        @test comm_path(host) == :self
+        @test all_reduce!(host, Int32[4, -2, 9]; op = MAX) == Int32[4, -2, 9]
+        close(host)
+        for query in (local_rank, local_size, num_hosts, split_host)
+            err = try query(host); nothing catch e; e end  # a closed communicator is an error, not a crash
+            @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+            @test occursin("comm", err.message)
+        end
+        @test all_reduce!(w, Float32[1, 1]) == Float32[1, 1]  # the world outlives its host communicator
         abort!(context, "test says stop")
         err = try barrier(w); nothing catch e; e end
         @test err isa DistError && err.status == Distribute.DIST_ERR_ABORTED
@@ -361,5 +373,9 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         @test occursin("rank 0 of 2", output) && occursin("rank 1 of 2", output)
         @test count("identical on all ranks, correct", output) == 2
         @test count("path shared_memory; all_reduce of 8 B: shm_direct, of 64 MiB: shm_split", output) == 2
+        for r in 0:1
+            @test occursin("rank $r: local rank $r of 2 on 1 host(s); host communicator rank $r of 2, " *
+                           "path shared_memory, all_reduce 3", output)
+        end
     end
 end

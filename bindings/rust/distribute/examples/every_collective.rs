@@ -57,7 +57,26 @@ fn check(world: &Comm<'_>) -> distribute::Result<Vec<String>> {
     expect("non-blocking all_reduce", ones.iter().all(|h| h.0 == n_as_f16), format!("{ones:?}"));
     world.barrier()?;
     check_path(world, &mut failures)?;
+    check_hosts(world, &mut failures)?;
     Ok(failures)
+}
+
+/// Every rank runs on this host: it is its own host communicator, in the same order.
+fn check_hosts(world: &Comm<'_>, failures: &mut Vec<String>) -> distribute::Result<()> {
+    let (r, n) = (world.rank()?, world.size()?);
+    let got = (world.local_rank()?, world.local_size()?, world.num_hosts()?);
+    if got != (r, n, 1) {
+        failures.push(format!("local_rank, local_size, num_hosts: got {got:?}, want {:?}", (r, n, 1)));
+    }
+    let host = world.split_host()?;
+    let mut summed = vec![r as i64 + 1; 3];
+    host.all_reduce_in_place(&mut summed, Op::Sum)?;
+    let got = (host.rank()?, host.size()?, host.path()?, host.num_hosts()?);
+    let n = n as i64;
+    if got != (r, n as i32, CommPath::SharedMemory, 1) || summed != vec![n * (n + 1) / 2; 3] {
+        failures.push(format!("split_host: got {got:?} and all_reduce {summed:?}"));
+    }
+    Ok(())
 }
 
 /// Ranks launched on one host share memory: the path and the algorithms show it.

@@ -49,6 +49,8 @@ pub enum CommPath {
     PointToPoint,
     /// A memory segment shared by all ranks, on one host.
     SharedMemory,
+    /// Shared memory within each host, UCX messages between hosts.
+    Hierarchical,
 }
 
 impl CommPath {
@@ -57,6 +59,7 @@ impl CommPath {
             sys::DIST_COMM_PATH_SELF => Some(CommPath::SingleRank),
             sys::DIST_COMM_PATH_POINT_TO_POINT => Some(CommPath::PointToPoint),
             sys::DIST_COMM_PATH_SHARED_MEMORY => Some(CommPath::SharedMemory),
+            sys::DIST_COMM_PATH_HIERARCHICAL => Some(CommPath::Hierarchical),
             _ => None,
         }
     }
@@ -163,18 +166,35 @@ impl<'ctx> Comm<'ctx> {
         self.raw
     }
 
+    /// One of the header's `int32_t` queries of a communicator.
+    fn query(&self, function: unsafe extern "C" fn(*const sys::dist_comm_t, *mut i32) -> sys::dist_status_t) -> Result<i32> {
+        let mut value = 0;
+        // SAFETY: a live handle and a valid output.
+        check(unsafe { function(self.raw, &mut value) })?;
+        Ok(value)
+    }
+
     pub fn rank(&self) -> Result<i32> {
-        let mut rank = 0;
-        // SAFETY: a live handle.
-        check(unsafe { sys::dist_comm_rank(self.raw, &mut rank) })?;
-        Ok(rank)
+        self.query(sys::dist_comm_rank)
     }
 
     pub fn size(&self) -> Result<i32> {
-        let mut size = 0;
-        // SAFETY: a live handle.
-        check(unsafe { sys::dist_comm_size(self.raw, &mut size) })?;
-        Ok(size)
+        self.query(sys::dist_comm_size)
+    }
+
+    /// This rank's position among the ranks of its host, in rank order.
+    pub fn local_rank(&self) -> Result<i32> {
+        self.query(sys::dist_comm_local_rank)
+    }
+
+    /// How many ranks of this communicator run on this rank's host.
+    pub fn local_size(&self) -> Result<i32> {
+        self.query(sys::dist_comm_local_size)
+    }
+
+    /// How many hosts this communicator's ranks run on.
+    pub fn num_hosts(&self) -> Result<i32> {
+        self.query(sys::dist_comm_num_hosts)
     }
 
     /// How this communicator's collectives travel.
@@ -207,7 +227,21 @@ impl<'ctx> Comm<'ctx> {
         let mut raw = ptr::null_mut();
         // SAFETY: a live handle and a valid output.
         check(unsafe { sys::dist_comm_split(self.raw, color, key, &mut raw) })?;
-        Ok((!raw.is_null()).then(|| Comm { raw, world_taken: None, _context: PhantomData, _not_sync: PhantomData }))
+        Ok((!raw.is_null()).then(|| Comm::owned(raw)))
+    }
+
+    /// dist_comm_split_host (collective over this communicator): the communicator
+    /// of this rank's host, its ranks in this communicator's order.
+    pub fn split_host(&self) -> Result<Comm<'ctx>> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: a live handle and a valid output.
+        check(unsafe { sys::dist_comm_split_host(self.raw, &mut raw) })?;
+        Ok(Comm::owned(raw))
+    }
+
+    /// A communicator this value destroys when dropped.
+    fn owned(raw: *mut sys::dist_comm_t) -> Comm<'ctx> {
+        Comm { raw, world_taken: None, _context: PhantomData, _not_sync: PhantomData }
     }
 
     pub fn configure(&self, options: &CommOptions) -> Result<()> {

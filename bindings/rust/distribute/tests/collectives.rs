@@ -75,6 +75,24 @@ fn configure_then_reduce() {
 }
 
 #[test]
+fn hosts_of_one_rank() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    assert_eq!((world.local_rank().unwrap(), world.local_size().unwrap(), world.num_hosts().unwrap()), (0, 1, 1));
+    let host = world.split_host().unwrap();
+    assert_eq!((host.rank().unwrap(), host.size().unwrap(), host.local_rank().unwrap(), host.num_hosts().unwrap()), (0, 1, 0, 1));
+    assert_eq!(host.path().unwrap(), CommPath::SingleRank);
+    let data = [4i32, -2, 9];
+    let mut out = [0i32; 3];
+    host.all_reduce(&data, &mut out, Op::Max).unwrap();
+    assert_eq!(out, data);
+    drop(host);
+    let mut ones = [1f32; 2];
+    world.all_reduce_in_place(&mut ones, Op::Sum).unwrap(); // the world outlives its host communicator
+    assert_eq!(ones, [1.0; 2]);
+}
+
+#[test]
 fn path_and_algorithm_of_one_rank() {
     let (_cluster, context) = common::single();
     let world = context.world().unwrap();

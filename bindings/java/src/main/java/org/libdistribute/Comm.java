@@ -54,6 +54,21 @@ public final class Comm implements AutoCloseable {
     return Queries.int32(out -> DistLibrary.LIB.dist_comm_size(handle.get(), out));
   }
 
+  /** This rank's position among the ranks of its host, in rank order. */
+  public int localRank() {
+    return Queries.int32(out -> DistLibrary.LIB.dist_comm_local_rank(handle.get(), out));
+  }
+
+  /** How many ranks of this communicator run on this rank's host. */
+  public int localSize() {
+    return Queries.int32(out -> DistLibrary.LIB.dist_comm_local_size(handle.get(), out));
+  }
+
+  /** How many hosts this communicator's ranks run on. */
+  public int numHosts() {
+    return Queries.int32(out -> DistLibrary.LIB.dist_comm_num_hosts(handle.get(), out));
+  }
+
   /** How this communicator's collectives travel. */
   public CommPath path() {
     return CommPath.of(Queries.int32(out -> DistLibrary.LIB.dist_comm_path(handle.get(), out)));
@@ -79,6 +94,13 @@ public final class Comm implements AutoCloseable {
     PointerByReference out = new PointerByReference();
     DistException.check(DistLibrary.LIB.dist_comm_split(handle.get(), color, key, out));
     return out.getValue() == null ? null : new Comm(out.getValue(), context, true);
+  }
+
+  /** Collective: the communicator of this rank's host, its ranks in this communicator's order. */
+  public Comm splitHost() {
+    PointerByReference out = new PointerByReference();
+    DistException.check(DistLibrary.LIB.dist_comm_split_host(handle.get(), out));
+    return new Comm(out.getValue(), context, true);
   }
 
   /** timeout and algorithm (ALLREDUCE_*) may be null to keep them. */

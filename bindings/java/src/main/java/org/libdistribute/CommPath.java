@@ -7,7 +7,9 @@ public enum CommPath {
   /** UCX messages between ranks */
   POINT_TO_POINT(1),
   /** a memory segment shared by all ranks, on one host */
-  SHARED_MEMORY(2);
+  SHARED_MEMORY(2),
+  /** shared memory within each host, UCX messages between hosts */
+  HIERARCHICAL(3);
 
   public final int value;
 

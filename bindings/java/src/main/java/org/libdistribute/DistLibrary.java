@@ -230,6 +230,10 @@ interface DistLibrary extends Library {
   int dist_comm_size(Pointer comm, IntByReference size);
   int dist_comm_configure(Pointer comm, CommOptionsStruct options);
   int dist_comm_path(Pointer comm, IntByReference path);
+  int dist_comm_local_rank(Pointer comm, IntByReference localRank);
+  int dist_comm_local_size(Pointer comm, IntByReference localSize);
+  int dist_comm_num_hosts(Pointer comm, IntByReference numHosts);
+  int dist_comm_split_host(Pointer comm, PointerByReference hostComm);
   int dist_comm_algorithm(Pointer comm, int collective, long bytes, PointerByReference name);
 
   int dist_all_reduce(Pointer comm, BufferStruct send, BufferStruct recv, int op, PointerByReference request);

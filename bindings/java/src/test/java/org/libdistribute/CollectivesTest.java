@@ -98,6 +98,36 @@ public class CollectivesTest {
   }
 
   @Test
+  public void hostsOfOneRank() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      assertArrayEquals(new int[] {0, 1, 1}, new int[] {w.localRank(), w.localSize(), w.numHosts()});
+      Comm host = w.splitHost();
+      try (host) {
+        assertArrayEquals(new int[] {0, 1, 0, 1, 1},
+            new int[] {host.rank(), host.size(), host.localRank(), host.localSize(), host.numHosts()});
+        assertEquals(CommPath.SELF, host.path());
+        long[] data = {4, -2, 9};
+        host.allReduce(data, Op.MAX);
+        assertArrayEquals(new long[] {4, -2, 9}, data);
+      }
+      assertTrue(host.isClosed() && !w.isClosed());
+      for (Runnable query : new Runnable[] {host::localRank, host::localSize, host::numHosts, host::splitHost}) {
+        try {
+          query.run();
+          fail("a closed communicator");
+        } catch (DistException e) {
+          assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+          assertTrue(e.detail(), e.detail().contains("comm"));
+        }
+      }
+      long[] ones = {1, 1};
+      w.allReduce(ones, Op.SUM); // the world outlives its host communicator
+      assertArrayEquals(new long[] {1, 1}, ones);
+    }
+  }
+
+  @Test
   public void pathAndAlgorithmOfOneRank() {
     try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
       Comm w = context.world();
