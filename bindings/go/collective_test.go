@@ -154,6 +154,12 @@ func TestPathAndAlgorithmOfOneRank(t *testing.T) {
 		!strings.Contains(err.Error(), "DIST_ALLREDUCE_SHARED_MEMORY") {
 		t.Errorf("shared memory on one rank: %v", err)
 	}
+	// One rank spans no hosts: the hierarchical all-reduce is refused too.
+	hier := AllreduceHierarchical
+	if err := w.Configure(CommOptions{Allreduce: &hier}); !errors.Is(err, ErrUnsupported) ||
+		!strings.Contains(err.Error(), "DIST_ALLREDUCE_HIERARCHICAL") {
+		t.Errorf("hierarchical on one rank: %v", err)
+	}
 	if PathPointToPoint.String() != "point_to_point" || PathSharedMemory.String() != "shared_memory" ||
 		PathHierarchical.String() != "hierarchical" || CommPath(9).String() != "" {
 		t.Error("CommPath names")

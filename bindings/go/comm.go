@@ -20,6 +20,10 @@ const (
 	// AllreduceSharedMemory needs a communicator whose Path is PathSharedMemory
 	// (else ErrUnsupported).
 	AllreduceSharedMemory AllreduceAlgorithm = C.DIST_ALLREDUCE_SHARED_MEMORY
+	// AllreduceHierarchical (shared memory within each host, UCX messages
+	// between hosts; the hierarchical all-reduces, chosen by size) needs a
+	// communicator whose Path is PathHierarchical (else ErrUnsupported).
+	AllreduceHierarchical AllreduceAlgorithm = C.DIST_ALLREDUCE_HIERARCHICAL
 )
 
 // CommOptions are dist_comm_options_t; nil fields keep the current defaults.

@@ -11,7 +11,7 @@ const (
 	PathSelf         CommPath = C.DIST_COMM_PATH_SELF           // one rank: nothing travels
 	PathPointToPoint CommPath = C.DIST_COMM_PATH_POINT_TO_POINT // UCX messages between ranks
 	PathSharedMemory CommPath = C.DIST_COMM_PATH_SHARED_MEMORY  // a segment shared by all ranks on one host
-	PathHierarchical CommPath = 3                               // shared memory within each host, UCX messages between hosts
+	PathHierarchical CommPath = C.DIST_COMM_PATH_HIERARCHICAL   // shared memory within each host, UCX messages between hosts
 )
 
 // String is "self", "point_to_point", "shared_memory" or "hierarchical" ("" for

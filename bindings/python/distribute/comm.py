@@ -13,7 +13,8 @@ from .handle import HandleOwner
 
 OPS = {"sum": C.OP_SUM, "prod": C.OP_PROD, "min": C.OP_MIN, "max": C.OP_MAX, "mean": C.OP_MEAN}
 ALGORITHMS = {"auto": C.ALLREDUCE_AUTO, "ring": C.ALLREDUCE_RING, "rabenseifner": C.ALLREDUCE_RABENSEIFNER,
-              "recursive_doubling": C.ALLREDUCE_RECURSIVE_DOUBLING, "shared_memory": C.ALLREDUCE_SHARED_MEMORY}
+              "recursive_doubling": C.ALLREDUCE_RECURSIVE_DOUBLING, "shared_memory": C.ALLREDUCE_SHARED_MEMORY,
+              "hierarchical": C.ALLREDUCE_HIERARCHICAL}
 PATHS = {C.COMM_PATH_SELF: "self", C.COMM_PATH_POINT_TO_POINT: "point_to_point",
          C.COMM_PATH_SHARED_MEMORY: "shared_memory", C.COMM_PATH_HIERARCHICAL: "hierarchical"}
 COLLECTIVES = {"all_reduce": C.COLLECTIVE_ALL_REDUCE, "reduce": C.COLLECTIVE_REDUCE,

@@ -98,3 +98,8 @@ def test_path_and_algorithm_of_one_rank(context):
     with pytest.raises(distribute.UnsupportedError) as caught:
         world.configure(allreduce="shared_memory")
     assert "DIST_ALLREDUCE_SHARED_MEMORY" in caught.value.message
+    # One rank spans no hosts: the hierarchical all-reduce is refused too.
+    with pytest.raises(distribute.UnsupportedError) as caught:
+        world.configure(allreduce="hierarchical")
+    assert caught.value.status == distribute.constants.ERR_UNSUPPORTED
+    assert "DIST_ALLREDUCE_HIERARCHICAL" in caught.value.message

@@ -117,7 +117,9 @@ function algorithm(c::Comm, collective::Union{Symbol,Integer}, bytes::Integer)
     return unsafe_string(out[])
 end
 
-"`timeout_ms` and `allreduce` (:auto, :ring, :rabenseifner, :recursive_doubling, :shared_memory) apply to later calls."
+"""`timeout_ms` and `allreduce` (:auto, :ring, :rabenseifner, :recursive_doubling, :shared_memory,
+:hierarchical) apply to later calls; :shared_memory needs `comm_path` :shared_memory and
+:hierarchical needs :hierarchical (else DIST_ERR_UNSUPPORTED)."""
 function configure!(c::Comm; timeout_ms = nothing, allreduce = nothing)
     mask = UInt64(0)
     timeout_ms === nothing || (mask |= COMM_OPT_TIMEOUT_MS)

@@ -45,7 +45,8 @@ const CONTEXT_OPT_CONNECT_TIMEOUT_MS = UInt64(1) << 2
 const CONTEXT_OPT_TIMEOUT_MS = UInt64(1) << 3
 
 const ALLREDUCE_ALGORITHMS = Dict(:auto => Int32(0), :ring => Int32(1), :rabenseifner => Int32(2),
-                                  :recursive_doubling => Int32(3), :shared_memory => Int32(4))
+                                  :recursive_doubling => Int32(3), :shared_memory => Int32(4),
+                                  :hierarchical => Int32(5))
 const COMM_PATHS = Dict(Int32(0) => :self, Int32(1) => :point_to_point, Int32(2) => :shared_memory,
                         Int32(3) => :hierarchical)
 const COLLECTIVES = Dict(:all_reduce => Int32(0), :reduce => Int32(1), :broadcast => Int32(2),

@@ -21,7 +21,8 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
             @test op.value == value("DIST_OP_$name")
         end
         for (symbol, name) in ((:auto, "AUTO"), (:ring, "RING"), (:rabenseifner, "RABENSEIFNER"),
-                               (:recursive_doubling, "RECURSIVE_DOUBLING"), (:shared_memory, "SHARED_MEMORY"))
+                               (:recursive_doubling, "RECURSIVE_DOUBLING"), (:shared_memory, "SHARED_MEMORY"),
+                               (:hierarchical, "HIERARCHICAL"))
             @test Distribute.ALLREDUCE_ALGORITHMS[symbol] == value("DIST_ALLREDUCE_$name")
         end
         for (v, symbol) in Distribute.COMM_PATHS
@@ -160,6 +161,9 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         @test_throws KeyError algorithm(w, :gather, 8)
         err = try configure!(w; allreduce = :shared_memory); nothing catch e; e end  # one rank shares no segment
         @test err isa DistError && err.status == Distribute.DIST_ERR_UNSUPPORTED
+        err = try configure!(w; allreduce = :hierarchical); nothing catch e; e end  # one rank spans no hosts
+        @test err isa DistError && err.status == Distribute.DIST_ERR_UNSUPPORTED
+        @test occursin("DIST_ALLREDUCE_HIERARCHICAL", err.message)
         @test (local_rank(w), local_size(w), num_hosts(w)) == (0, 1, 1)
         host = split_host(w)
         @test (rank(host), nranks(host), local_rank(host), local_size(host), num_hosts(host)) == (0, 1, 0, 1, 1)

@@ -142,6 +142,7 @@ pub const DIST_ALLREDUCE_RING: dist_allreduce_algorithm_t = 1;
 pub const DIST_ALLREDUCE_RABENSEIFNER: dist_allreduce_algorithm_t = 2;
 pub const DIST_ALLREDUCE_RECURSIVE_DOUBLING: dist_allreduce_algorithm_t = 3;
 pub const DIST_ALLREDUCE_SHARED_MEMORY: dist_allreduce_algorithm_t = 4;
+pub const DIST_ALLREDUCE_HIERARCHICAL: dist_allreduce_algorithm_t = 5;
 
 pub const DIST_COMM_OPT_TIMEOUT_MS: u64 = 1 << 0;
 pub const DIST_COMM_OPT_ALLREDUCE: u64 = 1 << 1;

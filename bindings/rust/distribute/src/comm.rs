@@ -25,6 +25,10 @@ pub enum AllreduceAlgorithm {
     /// Through the segment the ranks share; needs [`CommPath::SharedMemory`]
     /// (else `DIST_ERR_UNSUPPORTED`).
     SharedMemory,
+    /// Shared memory within each host and UCX messages between hosts (the
+    /// hierarchical all-reduces, chosen by size); needs [`CommPath::Hierarchical`]
+    /// (else `DIST_ERR_UNSUPPORTED`).
+    Hierarchical,
 }
 
 impl AllreduceAlgorithm {
@@ -35,6 +39,7 @@ impl AllreduceAlgorithm {
             AllreduceAlgorithm::Rabenseifner => sys::DIST_ALLREDUCE_RABENSEIFNER,
             AllreduceAlgorithm::RecursiveDoubling => sys::DIST_ALLREDUCE_RECURSIVE_DOUBLING,
             AllreduceAlgorithm::SharedMemory => sys::DIST_ALLREDUCE_SHARED_MEMORY,
+            AllreduceAlgorithm::Hierarchical => sys::DIST_ALLREDUCE_HIERARCHICAL,
         }
     }
 }

@@ -107,4 +107,8 @@ fn path_and_algorithm_of_one_rank() {
     let error = world.configure(&CommOptions { allreduce: Some(AllreduceAlgorithm::SharedMemory), ..Default::default() }).unwrap_err();
     assert_eq!(error.status(), sys::DIST_ERR_UNSUPPORTED);
     assert!(error.message().contains("DIST_ALLREDUCE_SHARED_MEMORY"), "{error}");
+    // One rank spans no hosts: the hierarchical all-reduce is refused too.
+    let error = world.configure(&CommOptions { allreduce: Some(AllreduceAlgorithm::Hierarchical), ..Default::default() }).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_UNSUPPORTED);
+    assert!(error.message().contains("DIST_ALLREDUCE_HIERARCHICAL"), "{error}");
 }

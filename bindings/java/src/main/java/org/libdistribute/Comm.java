@@ -18,6 +18,12 @@ public final class Comm implements AutoCloseable {
   public static final int ALLREDUCE_RECURSIVE_DOUBLING = 3;
   /** Needs a communicator whose {@link #path()} is SHARED_MEMORY (else ERR_UNSUPPORTED). */
   public static final int ALLREDUCE_SHARED_MEMORY = 4;
+  /**
+   * Shared memory within each host, UCX messages between hosts (the hierarchical all-reduces,
+   * chosen by size); needs a communicator whose {@link #path()} is HIERARCHICAL (else
+   * ERR_UNSUPPORTED).
+   */
+  public static final int ALLREDUCE_HIERARCHICAL = 5;
   static final long OPT_TIMEOUT_MS = 1L;
   static final long OPT_ALLREDUCE = 1L << 1;
 

@@ -149,6 +149,13 @@ public class CollectivesTest {
         assertEquals(Status.ERR_UNSUPPORTED, e.status());
         assertTrue(e.detail(), e.detail().contains("DIST_ALLREDUCE_SHARED_MEMORY"));
       }
+      try {
+        w.configure(null, Comm.ALLREDUCE_HIERARCHICAL);
+        fail("hierarchical on one rank"); // one rank spans no hosts
+      } catch (DistException e) {
+        assertEquals(Status.ERR_UNSUPPORTED, e.status());
+        assertTrue(e.detail(), e.detail().contains("DIST_ALLREDUCE_HIERARCHICAL"));
+      }
     }
   }
 }

@@ -66,6 +66,7 @@ public class ConstantsTest {
     java.put("DIST_ALLREDUCE_RABENSEIFNER", (long) Comm.ALLREDUCE_RABENSEIFNER);
     java.put("DIST_ALLREDUCE_RECURSIVE_DOUBLING", (long) Comm.ALLREDUCE_RECURSIVE_DOUBLING);
     java.put("DIST_ALLREDUCE_SHARED_MEMORY", (long) Comm.ALLREDUCE_SHARED_MEMORY);
+    java.put("DIST_ALLREDUCE_HIERARCHICAL", (long) Comm.ALLREDUCE_HIERARCHICAL);
     for (CommPath p : CommPath.values()) java.put("DIST_COMM_PATH_" + p.name(), (long) p.value);
     for (Collective c : Collective.values()) java.put("DIST_COLLECTIVE_" + c.name(), (long) c.value);
     for (DType d : DType.values()) java.put("DIST_DTYPE_" + d.name(), (long) d.value);
