@@ -142,20 +142,20 @@ public class CollectivesTest {
         assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
         assertTrue(e.detail(), e.detail().contains("collective 7 is not a DIST_COLLECTIVE_* value"));
       }
-      try {
-        w.configure(null, Comm.ALLREDUCE_SHARED_MEMORY);
-        fail("shared memory on one rank"); // one rank shares no segment
-      } catch (DistException e) {
-        assertEquals(Status.ERR_UNSUPPORTED, e.status());
-        assertTrue(e.detail(), e.detail().contains("DIST_ALLREDUCE_SHARED_MEMORY"));
-      }
-      try {
-        w.configure(null, Comm.ALLREDUCE_HIERARCHICAL);
-        fail("hierarchical on one rank"); // one rank spans no hosts
-      } catch (DistException e) {
-        assertEquals(Status.ERR_UNSUPPORTED, e.status());
-        assertTrue(e.detail(), e.detail().contains("DIST_ALLREDUCE_HIERARCHICAL"));
-      }
+      // One rank shares no segment and spans no hosts.
+      assertUnsupported(w, Comm.ALLREDUCE_SHARED_MEMORY, "DIST_ALLREDUCE_SHARED_MEMORY");
+      assertUnsupported(w, Comm.ALLREDUCE_HIERARCHICAL, "DIST_ALLREDUCE_HIERARCHICAL");
+    }
+  }
+
+  /** Configuring the all-reduce algorithm fails with ERR_UNSUPPORTED naming it. */
+  private static void assertUnsupported(Comm w, int algorithm, String name) {
+    try {
+      w.configure(null, algorithm);
+      fail(name + " on one rank");
+    } catch (DistException e) {
+      assertEquals(Status.ERR_UNSUPPORTED, e.status());
+      assertTrue(e.detail(), e.detail().contains(name));
     }
   }
 }
