@@ -41,6 +41,9 @@ class Context {
   int rank() const { return rank_; }
   int size() const { return static_cast<int>(names_.size()); }
   const std::string& name(int rank) const { return names_[static_cast<size_t>(rank)]; }
+  // "worker:1 on host NAME (ADDRESS)": a task and where it runs, for messages
+  // about a peer (the name alone before the bootstrap told where).
+  std::string describe(int rank) const;
   std::chrono::milliseconds timeout() const { return timeout_; }
   // Null for a single-process context.
   UcxWorker* worker() { return worker_.get(); }
@@ -78,6 +81,7 @@ class Context {
 
   int rank_ = 0;
   std::vector<std::string> names_;
+  std::vector<std::string> locations_;  // by rank: "host NAME (ADDRESS)"
   std::chrono::milliseconds timeout_;
   std::unique_ptr<UcxWorker> worker_;
   std::vector<BootstrapPeer> peers_;
