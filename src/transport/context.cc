@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "base/log.h"
 #include "base/status.h"
 #include "cluster/worker_position.h"
 #include "transport/ucx_worker.h"
@@ -213,6 +214,7 @@ void Context::on_peer_lost(int rank, const std::string& reason, bool left_cleanl
   for (auto& entry : registry_) {
     if (is_member(entry.second.members, rank)) entry.second.flag->set(Status::kPeerFailed, lost, false);
   }
+  log_message(left_cleanly ? LogLevel::kDebug : LogLevel::kInfo, name(rank_) + ": " + lost);
 }
 
 void Context::on_transport_error(int rank, const std::string& reason) {
