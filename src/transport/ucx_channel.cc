@@ -63,6 +63,20 @@ class UcxChannel : public Channel {
     bool checked = false;
     bool cancelled = false;          // cancel_outstanding waited for it already
     bool done() const { return parts_done == parts; }
+    // Ready for another message; the bounce buffer keeps its capacity.
+    void reset() {
+      is_recv = false;
+      peer = -1;
+      bytes = 0;
+      user_data = nullptr;
+      header = WireHeader{};
+      bounce.clear();
+      requests[0] = requests[1] = nullptr;
+      parts = parts_done = 0;
+      status = UCS_OK;
+      received[0] = received[1] = 0;
+      checked = cancelled = false;
+    }
   };
 
  private:
@@ -70,6 +84,7 @@ class UcxChannel : public Channel {
   void post_send_part(Transfer& t, int part, const void* data, size_t bytes);
   void post_recv_part(Transfer& t, int part, void* data, size_t bytes);
   Transfer& transfer(TransferId id);
+  Transfer& new_transfer();
   // Validates a completed transfer; throws on error (and records the failure).
   void finish(Transfer& t);
   [[noreturn]] void fail_call(Status status, const std::string& message);
@@ -92,6 +107,7 @@ class UcxChannel : public Channel {
   uint64_t seq_ = 0;
   Deadline deadline_{};
   std::vector<std::unique_ptr<Transfer>> transfers_;
+  std::vector<std::unique_ptr<Transfer>> spare_;  // finished ones, reused: no allocation per message
 };
 
 // The header's layout is the wire format: these offsets must never move.
@@ -190,7 +206,11 @@ void UcxChannel::release_transfers() {
     for (void* request : t->requests) {
       if (request != nullptr) ucp_request_free(request);
     }
-    if (t->done()) continue;
+    if (t->done()) {
+      t->reset();
+      spare_.push_back(std::move(t));
+      continue;
+    }
     const int peer = members_[static_cast<size_t>(t->peer)];
     worker_.keep_until_destroyed(peer, std::move(t));
   }
@@ -200,6 +220,13 @@ void UcxChannel::release_transfers() {
 std::string UcxChannel::describe_peer(int peer) const {
   const std::string& location = worker_.location(members_[static_cast<size_t>(peer)]);
   return names_[static_cast<size_t>(peer)] + (location.empty() ? "" : " on " + location);
+}
+
+UcxChannel::Transfer& UcxChannel::new_transfer() {
+  if (spare_.empty()) return *transfers_.emplace_back(std::make_unique<Transfer>());
+  transfers_.push_back(std::move(spare_.back()));
+  spare_.pop_back();
+  return *transfers_.back();
 }
 
 UcxChannel::Transfer& UcxChannel::transfer(TransferId id) {
@@ -251,7 +278,7 @@ void UcxChannel::post_recv_part(Transfer& t, int part, void* data, size_t bytes)
 TransferId UcxChannel::send(int peer, const void* data, size_t bytes) {
   failure_->check();
   TransferId id = static_cast<TransferId>(transfers_.size());
-  Transfer& t = *transfers_.emplace_back(std::make_unique<Transfer>());
+  Transfer& t = new_transfer();
   t.peer = peer;
   t.bytes = bytes;
   t.header = WireHeader{kWireMagic, comm_id_, seq_, call_, bytes};
@@ -273,7 +300,7 @@ TransferId UcxChannel::send(int peer, const void* data, size_t bytes) {
 TransferId UcxChannel::recv(int peer, void* data, size_t bytes) {
   failure_->check();
   TransferId id = static_cast<TransferId>(transfers_.size());
-  Transfer& t = *transfers_.emplace_back(std::make_unique<Transfer>());
+  Transfer& t = new_transfer();
   t.is_recv = true;
   t.peer = peer;
   t.bytes = bytes;
