@@ -103,6 +103,7 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) 
     if (peer.socket.valid()) enable_keepalive(peer.socket.fd());
   }
   transport_errors_.assign(peers_.size(), "");
+  troubled_.assign(peers_.size(), false);
   transport_error_at_.assign(peers_.size(), SteadyTime{});
   worker_->connect(remote, [this](int rank, const std::string& reason) { on_transport_error(rank, reason); });
   start_monitor();
@@ -112,10 +113,11 @@ bool Context::has_bulk_endpoints() const { return worker_ != nullptr && worker_-
 
 Context::~Context() {
   if (!monitor_.joinable()) return;
-  // Say goodbye only after UCX has delivered what this process sent (to the
-  // peers still there: a lost one would hold the flush until its deadline).
-  std::vector<bool> lost(peers_.size(), false);
-  for (size_t r = 0; r < peers_.size(); ++r) lost[r] = is_lost(r);
+  // Say goodbye only after UCX has delivered what this process sent, to the
+  // peers still there and not in a failed communicator: a lost one (or one
+  // behind a cut link not noticed yet) would hold the flush until its limit,
+  // and after a failure an orderly finish has nothing left to keep.
+  std::vector<bool> lost = lost_or_troubled();
   worker_->flush(lost, std::chrono::seconds(5));
   for (size_t r = 0; r < peers_.size(); ++r) {
     if (static_cast<int>(r) == rank_ || is_lost(r)) continue;
@@ -130,8 +132,22 @@ Context::~Context() {
   (void)!write(wake_fd_, &one, sizeof one);
   monitor_.join();
   close(wake_fd_);
-  for (size_t r = 0; r < peers_.size(); ++r) lost[r] = is_lost(r);
-  worker_->disconnect(false, lost);
+  worker_->disconnect(false, lost_or_troubled());
+}
+
+void Context::mark_troubled(const std::vector<int>& members) {
+  std::lock_guard<std::mutex> guard(troubled_mutex_);
+  for (int m : members) {
+    if (static_cast<size_t>(m) < troubled_.size()) troubled_[static_cast<size_t>(m)] = true;
+  }
+}
+
+std::vector<bool> Context::lost_or_troubled() {
+  std::vector<bool> result(peers_.size(), false);
+  for (size_t r = 0; r < peers_.size(); ++r) result[r] = is_lost(r);
+  std::lock_guard<std::mutex> guard(troubled_mutex_);
+  for (size_t r = 0; r < peers_.size() && r < troubled_.size(); ++r) result[r] = result[r] || troubled_[r];
+  return result;
 }
 
 std::string Context::describe(int rank) const {
@@ -141,6 +157,7 @@ std::string Context::describe(int rank) const {
 
 std::shared_ptr<FailureFlag> Context::register_comm(uint32_t comm_id, const std::vector<int>& members) {
   auto flag = std::make_shared<FailureFlag>();
+  flag->set_observer([this, members] { mark_troubled(members); });
   flag->set_propagate([this, comm_id, members](Status status, const std::string& message) {
     for (int m : members) {
       if (m == rank_) continue;

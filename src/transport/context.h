@@ -78,6 +78,11 @@ class Context {
   void send_frame(int rank, uint32_t type, uint32_t comm_id, Status status, const std::string& message);
   void fail_comm_locally(uint32_t comm_id, Status status, const std::string& message);
   bool is_lost(size_t rank);
+  // Members of a communicator that failed here: their endpoints are closed
+  // without waiting for an orderly finish.
+  void mark_troubled(const std::vector<int>& members);
+  // By rank: lost, or a member of a failed communicator.
+  std::vector<bool> lost_or_troubled();
 
   int rank_ = 0;
   std::vector<std::string> names_;
@@ -95,6 +100,8 @@ class Context {
   std::vector<std::string> lost_;  // by rank: why the peer is gone ("" while alive); registry_mutex_
   std::vector<std::string> transport_errors_;  // by rank; registry_mutex_
   std::vector<SteadyTime> transport_error_at_;  // by rank; registry_mutex_
+  std::mutex troubled_mutex_;  // apart: flags are set under registry_mutex_
+  std::vector<bool> troubled_;  // by rank; troubled_mutex_
 
   std::thread monitor_;
   int wake_fd_ = -1;
