@@ -119,7 +119,7 @@ bool connects_with_bulk_endpoints() {
   return bulk;
 }
 
-// Bulk endpoints only where UCX is restricted to TCP: elsewhere UCX may pick
+// Bulk endpoints on this host only where UCX is restricted to TCP: elsewhere UCX may pick
 // a shared-memory transport, which aborts the process when a peer vanishes
 // under an endpoint without error handling.
 void test_bulk_endpoints_only_over_tcp(void** state) {
@@ -136,6 +136,91 @@ void test_bulk_endpoints_only_over_tcp(void** state) {
   clear_settings();
 }
 
+// The value UCX would start with for `name` (UCX_<name>), as rendezvous_threshold.
+std::string setting(const std::string& name) {
+  ucp_config_t* config = nullptr;
+  if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) fail_msg("ucp_config_read failed");
+  dist::apply_ucx_defaults(config);
+  char* text = nullptr;
+  size_t length = 0;
+  FILE* out = open_memstream(&text, &length);
+  ucp_config_print(config, out, nullptr, UCS_CONFIG_PRINT_CONFIG);
+  fclose(out);
+  ucp_config_release(config);
+  const std::string printed(text, length);
+  free(text);
+  const std::string key = "\nUCX_" + name + "=";
+  const size_t at = printed.find(key);
+  if (at == std::string::npos) fail_msg("ucp_config_print shows no %s", key.c_str());
+  const size_t end = printed.find('\n', at + 1);
+  return printed.substr(at + key.size(), end - at - key.size());
+}
+
+// Sends to other hosts take UCX's "local" rendezvous threshold, set to
+// 512 KiB unless the user set it; the context's own threshold stays UCX's.
+void test_other_hosts_switch_to_rendezvous_at_512k(void** state) {
+  (void)state;
+  clear_settings();
+  unsetenv("UCX_RNDV_SEND_NBR_THRESH");
+  assert_string_equal(setting("RNDV_SEND_NBR_THRESH").c_str(), "512K");
+  assert_string_not_equal(setting("RNDV_THRESH").c_str(), "512K");
+  setenv("UCX_RNDV_SEND_NBR_THRESH", "64K", 1);
+  assert_string_equal(setting("RNDV_SEND_NBR_THRESH").c_str(), "64K");
+  unsetenv("UCX_RNDV_SEND_NBR_THRESH");
+  setenv("DIST_UCX_DEFAULTS", "0", 1);
+  assert_string_not_equal(setting("RNDV_SEND_NBR_THRESH").c_str(), "512K");
+  clear_settings();
+}
+
+// A worker has a network-only address beside its full one: a shorter one,
+// since it leaves out every shared-memory transport.
+void test_a_worker_has_a_network_only_address(void** state) {
+  (void)state;
+  clear_settings();
+  dist::UcxWorker worker;
+  assert_false(worker.network_address().empty());
+  assert_true(worker.network_address().size() < worker.address().size());
+}
+
+// Connected to a peer said to be on another host: over its network-only
+// address, with a bulk endpoint wherever UCX reaches other hosts by TCP
+// only; to one on this host, as before.
+bool connects_to_other_host_with_bulk_endpoints(bool same_host) {
+  dist::UcxWorker peer;
+  dist::UcxWorker worker;
+  std::vector<dist::UcxPeer> peers(2);
+  peers[1].address = peer.address();
+  peers[1].network_address = peer.network_address();
+  peers[1].same_host = same_host;
+  peers[1].location = "host other (192.0.2.1)";
+  worker.connect(peers, [](int, const std::string&) {});
+  assert_int_equal(worker.remote_host(1), !same_host);
+  assert_string_equal(worker.location(1).c_str(), "host other (192.0.2.1)");
+  const bool bulk = worker.has_bulk_endpoints();
+  worker.disconnect(true);
+  return bulk;
+}
+
+void test_bulk_endpoints_to_other_hosts_over_tcp(void** state) {
+  (void)state;
+  clear_settings();
+  // Unrestricted: TCP only where the machine has no RDMA devices.
+  assert_int_equal(connects_to_other_host_with_bulk_endpoints(false), dist::ucx_network_is_tcp_only());
+  assert_false(connects_to_other_host_with_bulk_endpoints(true));
+  setenv("UCX_TLS", "tcp", 1);
+  assert_true(connects_to_other_host_with_bulk_endpoints(false));
+  setenv("UCX_TLS", "tcp,sm", 1);  // shared memory does not reach other hosts
+  assert_true(dist::ucx_network_is_tcp_only());
+  assert_true(connects_to_other_host_with_bulk_endpoints(false));
+  setenv("UCX_TLS", "rc,tcp", 1);  // RDMA: its error path aborts without error handling
+  assert_false(dist::ucx_network_is_tcp_only());
+  assert_false(dist::ucx_bulk_endpoints_safe(false));
+  setenv("UCX_TLS", "tcp", 1);
+  setenv("DIST_UCX_BULK_ENDPOINTS", "0", 1);
+  assert_false(connects_to_other_host_with_bulk_endpoints(false));
+  clear_settings();
+}
+
 }  // namespace
 
 int main() {
@@ -143,6 +228,9 @@ int main() {
       cmocka_unit_test(test_a_worker_leaves_the_environment_alone),
       cmocka_unit_test(test_rendezvous_over_tcp_unless_the_user_says_otherwise),
       cmocka_unit_test(test_bulk_endpoints_only_over_tcp),
+      cmocka_unit_test(test_other_hosts_switch_to_rendezvous_at_512k),
+      cmocka_unit_test(test_a_worker_has_a_network_only_address),
+      cmocka_unit_test(test_bulk_endpoints_to_other_hosts_over_tcp),
   };
   return cmocka_run_group_tests_name("ucx_tuning", tests, nullptr, nullptr);
 }

@@ -24,24 +24,30 @@ struct HelloWire {
   int32_t pid;
   uint32_t host_id_bytes;
   uint32_t transport_address_bytes;
+  uint32_t network_address_bytes;
+  uint32_t reserved[2];  // no padding: every byte sent is written
 };
+static_assert(sizeof(HelloWire) == 40, "HelloWire has padding");
 
 void send_hello(int fd, const PeerHello& hello, SteadyTime deadline, const std::string& peer) {
   HelloWire wire{hello.rank, hello.size, hello.cluster_fingerprint, hello.pid,
-                 static_cast<uint32_t>(hello.host_id.size()), static_cast<uint32_t>(hello.transport_address.size())};
+                 static_cast<uint32_t>(hello.host_id.size()), static_cast<uint32_t>(hello.transport_address.size()),
+                 static_cast<uint32_t>(hello.network_address.size()), {0, 0}};
   write_all(fd, &wire, sizeof wire, deadline, peer);
   write_all(fd, hello.host_id.data(), hello.host_id.size(), deadline, peer);
   write_all(fd, hello.transport_address.data(), hello.transport_address.size(), deadline, peer);
+  write_all(fd, hello.network_address.data(), hello.network_address.size(), deadline, peer);
 }
 
 // Every length from the wire is checked before it sizes anything.
 PeerHello receive_hello(int fd, SteadyTime deadline, const std::string& peer) {
   HelloWire wire{};
   read_all(fd, &wire, sizeof wire, deadline, peer);
-  if (wire.host_id_bytes > kMaxHostId || wire.transport_address_bytes > kMaxTransportAddress) {
+  if (wire.host_id_bytes > kMaxHostId || wire.transport_address_bytes > kMaxTransportAddress ||
+      wire.network_address_bytes > kMaxTransportAddress) {
     fail(Status::kPeerFailed, peer + ": malformed hello (host id " + std::to_string(wire.host_id_bytes) +
-                                  " bytes, transport address " + std::to_string(wire.transport_address_bytes) +
-                                  " bytes)");
+                                  " bytes, transport addresses " + std::to_string(wire.transport_address_bytes) +
+                                  " and " + std::to_string(wire.network_address_bytes) + " bytes)");
   }
   PeerHello hello;
   hello.rank = wire.rank;
@@ -50,8 +56,10 @@ PeerHello receive_hello(int fd, SteadyTime deadline, const std::string& peer) {
   hello.pid = wire.pid;
   hello.host_id.resize(wire.host_id_bytes);
   hello.transport_address.resize(wire.transport_address_bytes);
+  hello.network_address.resize(wire.network_address_bytes);
   read_all(fd, hello.host_id.data(), hello.host_id.size(), deadline, peer);
   read_all(fd, hello.transport_address.data(), hello.transport_address.size(), deadline, peer);
+  read_all(fd, hello.network_address.data(), hello.network_address.size(), deadline, peer);
   return hello;
 }
 
@@ -96,6 +104,7 @@ std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request) {
   mine.pid = static_cast<int32_t>(getpid());
   mine.host_id = host_identity();
   mine.transport_address = request.transport_address;
+  mine.network_address = request.network_address;
 
   Socket listener = listen_on(split_address(request.addresses[static_cast<size_t>(me)]));
   const std::string seconds =

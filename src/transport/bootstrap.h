@@ -21,6 +21,7 @@ struct PeerHello {
   int32_t pid = 0;
   std::string host_id;            // topology/host_identity.h: same value <=> same machine (shared memory possible)
   std::string transport_address;  // UCX worker address bytes
+  std::string network_address;    // the same with network transports only (for other hosts)
 };
 
 struct BootstrapRequest {
@@ -30,6 +31,7 @@ struct BootstrapRequest {
   std::string token;
   uint64_t cluster_fingerprint = 0;
   std::string transport_address;
+  std::string network_address;
   SteadyTime deadline;
 };
 

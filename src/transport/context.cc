@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "base/log.h"
 #include "base/status.h"
 #include "cluster/worker_position.h"
 #include "topology/host_identity.h"
@@ -85,19 +86,30 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) 
   request.token = *token;
   request.cluster_fingerprint = cluster_fingerprint(addresses);
   request.transport_address = worker_->address();
+  request.network_address = worker_->network_address();
   request.deadline = std::chrono::steady_clock::now() + options.connect_timeout;
   peers_ = run_bootstrap(request);
 
-  std::vector<std::string> remote(peers_.size());
   for (size_t r = 0; r < peers_.size(); ++r) host_ids_.push_back(peers_[r].hello.host_id);
+  std::vector<UcxPeer> remote(peers_.size());
+  const std::string& my_host = peers_[static_cast<size_t>(rank_)].hello.host_id;
   for (size_t r = 0; r < peers_.size(); ++r) {
-    if (static_cast<int>(r) != rank_) remote[r] = peers_[r].hello.transport_address;
+    const PeerHello& hello = peers_[r].hello;
+    const std::string host_name = hello.host_id.substr(0, hello.host_id.find('/'));
+    locations_.push_back("host " + (host_name.empty() ? std::string("?") : host_name) + " (" +
+                         split_address(addresses[r]).host + ")");
+    remote[r].location = locations_.back();
+    if (static_cast<int>(r) == rank_) continue;
+    remote[r].address = hello.transport_address;
+    remote[r].network_address = hello.network_address;
+    remote[r].same_host = hello.host_id == my_host;
   }
   send_locks_ = std::vector<std::mutex>(peers_.size());
   for (auto& peer : peers_) {
     if (peer.socket.valid()) enable_keepalive(peer.socket.fd());
   }
   transport_errors_.assign(peers_.size(), "");
+  troubled_.assign(peers_.size(), false);
   transport_error_at_.assign(peers_.size(), SteadyTime{});
   worker_->connect(remote, [this](int rank, const std::string& reason) { on_transport_error(rank, reason); });
   start_monitor();
@@ -107,19 +119,12 @@ bool Context::has_bulk_endpoints() const { return worker_ != nullptr && worker_-
 
 Context::~Context() {
   if (!monitor_.joinable()) return;
-  // Say goodbye only after UCX has delivered what this process sent.
-  {
-    std::lock_guard<std::mutex> guard(worker_->lock());
-    ucp_request_param_t param{};
-    void* flush = ucp_worker_flush_nbx(worker_->worker(), &param);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    if (UCS_PTR_IS_PTR(flush)) {
-      while (ucp_request_check_status(flush) == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline) {
-        ucp_worker_progress(worker_->worker());
-      }
-      ucp_request_free(flush);
-    }
-  }
+  // Say goodbye only after UCX has delivered what this process sent, to the
+  // peers still there and not in a failed communicator: a lost one (or one
+  // behind a cut link not noticed yet) would hold the flush until its limit,
+  // and after a failure an orderly finish has nothing left to keep.
+  std::vector<bool> lost = lost_or_troubled();
+  worker_->flush(lost, std::chrono::seconds(5));
   for (size_t r = 0; r < peers_.size(); ++r) {
     if (static_cast<int>(r) == rank_ || is_lost(r)) continue;
     try {
@@ -133,11 +138,32 @@ Context::~Context() {
   (void)!write(wake_fd_, &one, sizeof one);
   monitor_.join();
   close(wake_fd_);
-  worker_->disconnect();
+  worker_->disconnect(false, lost_or_troubled());
+}
+
+void Context::mark_troubled(const std::vector<int>& members) {
+  std::lock_guard<std::mutex> guard(troubled_mutex_);
+  for (int m : members) {
+    if (static_cast<size_t>(m) < troubled_.size()) troubled_[static_cast<size_t>(m)] = true;
+  }
+}
+
+std::vector<bool> Context::lost_or_troubled() {
+  std::vector<bool> result(peers_.size(), false);
+  for (size_t r = 0; r < peers_.size(); ++r) result[r] = is_lost(r);
+  std::lock_guard<std::mutex> guard(troubled_mutex_);
+  for (size_t r = 0; r < peers_.size() && r < troubled_.size(); ++r) result[r] = result[r] || troubled_[r];
+  return result;
+}
+
+std::string Context::describe(int rank) const {
+  if (static_cast<size_t>(rank) >= locations_.size()) return name(rank);
+  return name(rank) + " on " + locations_[static_cast<size_t>(rank)];
 }
 
 std::shared_ptr<FailureFlag> Context::register_comm(uint32_t comm_id, const std::vector<int>& members) {
   auto flag = std::make_shared<FailureFlag>();
+  flag->set_observer([this, members] { mark_troubled(members); });
   flag->set_propagate([this, comm_id, members](Status status, const std::string& message) {
     for (int m : members) {
       if (m == rank_) continue;
@@ -206,11 +232,12 @@ void Context::on_peer_lost(int rank, const std::string& reason, bool left_cleanl
   std::lock_guard<std::mutex> guard(registry_mutex_);
   std::string& lost = lost_[static_cast<size_t>(rank)];
   if (!lost.empty()) return;
-  lost = left_cleanly ? name(rank) + " left the cluster (destroyed its context) while " + name(rank_) + " still needed it"
-                      : name(rank) + " failed: " + reason;
+  lost = left_cleanly ? describe(rank) + " left the cluster (destroyed its context) while " + name(rank_) + " still needed it"
+                      : describe(rank) + " failed: " + reason;
   for (auto& entry : registry_) {
     if (is_member(entry.second.members, rank)) entry.second.flag->set(Status::kPeerFailed, lost, false);
   }
+  log_message(left_cleanly ? LogLevel::kDebug : LogLevel::kInfo, name(rank_) + ": " + lost);
 }
 
 void Context::on_transport_error(int rank, const std::string& reason) {

@@ -44,6 +44,9 @@ class Context {
   // The machine a member runs on (topology/host_identity.h): equal strings <=>
   // one host. Known for every member once the context exists.
   const std::string& host_id(int rank) const { return host_ids_[static_cast<size_t>(rank)]; }
+  // "worker:1 on host NAME (ADDRESS)": a task and where it runs, for messages
+  // about a peer (the name alone before the bootstrap told where).
+  std::string describe(int rank) const;
   std::chrono::milliseconds timeout() const { return timeout_; }
   // Null for a single-process context.
   UcxWorker* worker() { return worker_.get(); }
@@ -78,10 +81,16 @@ class Context {
   void send_frame(int rank, uint32_t type, uint32_t comm_id, Status status, const std::string& message);
   void fail_comm_locally(uint32_t comm_id, Status status, const std::string& message);
   bool is_lost(size_t rank);
+  // Members of a communicator that failed here: their endpoints are closed
+  // without waiting for an orderly finish.
+  void mark_troubled(const std::vector<int>& members);
+  // By rank: lost, or a member of a failed communicator.
+  std::vector<bool> lost_or_troubled();
 
   int rank_ = 0;
   std::vector<std::string> names_;
   std::vector<std::string> host_ids_;  // by rank
+  std::vector<std::string> locations_;  // by rank: "host NAME (ADDRESS)"
   std::chrono::milliseconds timeout_;
   std::unique_ptr<UcxWorker> worker_;
   std::vector<BootstrapPeer> peers_;
@@ -95,6 +104,8 @@ class Context {
   std::vector<std::string> lost_;  // by rank: why the peer is gone ("" while alive); registry_mutex_
   std::vector<std::string> transport_errors_;  // by rank; registry_mutex_
   std::vector<SteadyTime> transport_error_at_;  // by rank; registry_mutex_
+  std::mutex troubled_mutex_;  // apart: flags are set under registry_mutex_
+  std::vector<bool> troubled_;  // by rank; troubled_mutex_
 
   std::thread monitor_;
   int wake_fd_ = -1;

@@ -18,6 +18,9 @@ class FailureFlag {
   // peers learn of them too.
   using Propagate = std::function<void(Status, const std::string&)>;
   void set_propagate(Propagate propagate) { propagate_ = std::move(propagate); }
+  // Told once, when the first failure is recorded (whatever its origin).
+  // Called with no lock of this flag held.
+  void set_observer(std::function<void()> observer) { observer_ = std::move(observer); }
 
   // Records the failure unless one is already recorded; true if this one won.
   // `local` failures are passed on to the peers.
@@ -28,6 +31,7 @@ class FailureFlag {
       message_ = message;
       status_.store(static_cast<int32_t>(status), std::memory_order_release);
     }
+    if (observer_) observer_();
     if (local && propagate_) propagate_(status, message);
     return true;
   }
@@ -46,6 +50,7 @@ class FailureFlag {
   mutable std::mutex mutex_;
   std::string message_;
   Propagate propagate_;
+  std::function<void()> observer_;
 };
 
 }  // namespace dist

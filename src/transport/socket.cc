@@ -176,11 +176,17 @@ void read_all(int fd, void* data, size_t bytes, SteadyTime deadline, const std::
 }
 
 void enable_keepalive(int fd) {
+  // A cut link sends no reset: an idle connection learns of it from
+  // keepalive probes (2 s idle, then 3 probes 1 s apart), one with data in
+  // flight (a failure notice written after the cut) from the user timeout,
+  // which keepalive alone would leave to the retransmission limit (minutes).
   int one = 1, idle = 2, interval = 1, count = 3;
+  unsigned user_timeout_ms = 5000;
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
 }
 
 }  // namespace dist

@@ -58,7 +58,8 @@ Socket try_connect(const HostPort& address, SteadyTime deadline);
 void write_all(int fd, const void* data, size_t bytes, SteadyTime deadline, const std::string& what);
 void read_all(int fd, void* data, size_t bytes, SteadyTime deadline, const std::string& what);
 
-// Lowers the time it takes to notice a vanished host (keepalive probes).
+// Lowers the time it takes to notice a vanished host or a cut link (about
+// 5 s: keepalive probes and a user timeout).
 void enable_keepalive(int fd);
 
 }  // namespace dist

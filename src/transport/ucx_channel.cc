@@ -2,7 +2,7 @@
 
 #include <cstddef>
 #include <cstring>
-#include <deque>
+#include <memory>
 #include <thread>
 
 #include "base/status.h"
@@ -36,11 +36,18 @@ class UcxChannel : public Channel {
     uint64_t payload_bytes;
   };
 
+  struct Transfer;
+  // What one message's completion callback writes to.
+  struct PartRef {
+    Transfer* transfer;
+    int part;
+  };
   // A small message travels as one contiguous copy of header + payload; a
   // large one as the header followed by the payload straight from/to the
-  // caller's buffer (same tag, so UCX keeps them in order).
-  struct Transfer {
-    UcxChannel* channel = nullptr;
+  // caller's buffer. Everything UCX's callbacks touch lives here, on the
+  // heap: a transfer given up on before UCX let go of it (a peer that is
+  // gone) goes to the worker (UcxWorker::keep_until_destroyed).
+  struct Transfer : UcxWorker::Abandoned {
     bool is_recv = false;
     int peer = -1;
     size_t bytes = 0;
@@ -48,16 +55,28 @@ class UcxChannel : public Channel {
     WireHeader header{};
     std::vector<char> bounce;        // small messages
     void* requests[2] = {nullptr, nullptr};
+    PartRef refs[2] = {{this, 0}, {this, 1}};
     int parts = 0;                   // messages in this transfer (1 or 2)
     int parts_done = 0;
     ucs_status_t status = UCS_OK;
     size_t received[2] = {0, 0};
     bool checked = false;
+    bool cancelled = false;          // cancel_outstanding waited for it already
     bool done() const { return parts_done == parts; }
-  };
-  struct PartRef {
-    Transfer* transfer;
-    int part;
+    // Ready for another message; the bounce buffer keeps its capacity.
+    void reset() {
+      is_recv = false;
+      peer = -1;
+      bytes = 0;
+      user_data = nullptr;
+      header = WireHeader{};
+      bounce.clear();
+      requests[0] = requests[1] = nullptr;
+      parts = parts_done = 0;
+      status = UCS_OK;
+      received[0] = received[1] = 0;
+      checked = cancelled = false;
+    }
   };
 
  private:
@@ -65,10 +84,16 @@ class UcxChannel : public Channel {
   void post_send_part(Transfer& t, int part, const void* data, size_t bytes);
   void post_recv_part(Transfer& t, int part, void* data, size_t bytes);
   Transfer& transfer(TransferId id);
+  Transfer& new_transfer();
   // Validates a completed transfer; throws on error (and records the failure).
   void finish(Transfer& t);
   [[noreturn]] void fail_call(Status status, const std::string& message);
+  // Cancels what can be cancelled (receives) and waits briefly for it.
   void cancel_outstanding();
+  // Frees every transfer; one UCX still holds goes to the worker.
+  void release_transfers();
+  // "worker:1 on host NAME (ADDRESS)": a peer as messages name it.
+  std::string describe_peer(int peer) const;
 
   UcxWorker& worker_;
   uint32_t comm_id_;
@@ -81,8 +106,8 @@ class UcxChannel : public Channel {
   CallWords call_{};
   uint64_t seq_ = 0;
   Deadline deadline_{};
-  std::deque<Transfer> transfers_;  // stable addresses while UCX holds them
-  std::deque<PartRef> parts_;        // callback arguments, one per message
+  std::vector<std::unique_ptr<Transfer>> transfers_;
+  std::vector<std::unique_ptr<Transfer>> spare_;  // finished ones, reused: no allocation per message
 };
 
 // The header's layout is the wire format: these offsets must never move.
@@ -96,6 +121,16 @@ constexpr auto kCancelGrace = std::chrono::seconds(1);
 constexpr size_t kSmallMessage = 16 * 1024;
 // Idle polls before a waiting rank starts yielding its core (a few microseconds).
 constexpr unsigned kSpinTurns = 2000;
+// Waiting for a peer on another host: idle polling this long, then a nap on
+// every idle turn. Each poll of a TCP transport is a system call, and a
+// waiting rank that keeps polling (or only yields) holds its core against
+// the peer's other threads and the kernel's network processing (softirq
+// threads), which a busy machine then runs milliseconds late: 8-byte
+// all-reduces between two emulated hosts on a loaded 2-core machine took
+// 86-1317 us with yields and 55-168 us with naps, 16 MiB 0.09-0.15 GB/s
+// against 0.26-0.42 (three interleaved runs each).
+constexpr auto kRemoteSpin = std::chrono::microseconds(50);
+constexpr auto kRemoteNap = std::chrono::microseconds(20);
 // A large transfer's payload (part 1) travels on the peer's bulk endpoint
 // (UcxWorker::bulk_endpoint), which UCX does not order with the header's
 // endpoint: the payload carries a tag of its own.
@@ -127,7 +162,10 @@ UcxChannel::UcxChannel(UcxWorker& worker, uint32_t comm_id, std::vector<int> mem
       failure_(std::move(failure)),
       describe_call_(describe_call) {}
 
-UcxChannel::~UcxChannel() { cancel_outstanding(); }
+UcxChannel::~UcxChannel() {
+  cancel_outstanding();
+  release_transfers();
+}
 
 uint64_t UcxChannel::tag_for(int sender_rank) const {
   return (static_cast<uint64_t>(comm_id_ & 0xFFFFFFu) << 40) |
@@ -144,41 +182,71 @@ void UcxChannel::begin(const CallWords& call, uint64_t seq, Deadline deadline) {
 void UcxChannel::end() {
   // A transfer nobody waited for still owns its bounce buffer and callback
   // argument: let it finish (or cancel it) before they are freed.
-  bool incomplete = false;
-  for (const Transfer& t : transfers_) incomplete = incomplete || !t.done();
-  if (incomplete) {
-    while (std::chrono::steady_clock::now() < deadline_ && !failure_->failed()) {
-      bool pending = false;
-      for (const Transfer& t : transfers_) pending = pending || !t.done();
-      if (!pending) break;
+  auto pending = [&] {
+    for (const auto& t : transfers_) {
+      if (!t->done()) return true;
+    }
+    return false;
+  };
+  if (pending()) {
+    while (std::chrono::steady_clock::now() < deadline_ && !failure_->failed() && pending()) {
       std::lock_guard<std::mutex> guard(worker_.lock());
       ucp_worker_progress(worker_.worker());
     }
     cancel_outstanding();
   }
+  release_transfers();
+}
+
+void UcxChannel::release_transfers() {
   std::lock_guard<std::mutex> guard(worker_.lock());
-  for (Transfer& t : transfers_) {
-    for (void* request : t.requests) {
+  for (auto& t : transfers_) {
+    // UCX releases a request still running when it completes, and calls its
+    // callback first: the transfer it writes to must outlive it.
+    for (void* request : t->requests) {
       if (request != nullptr) ucp_request_free(request);
     }
+    if (t->done()) {
+      t->reset();
+      spare_.push_back(std::move(t));
+      continue;
+    }
+    const int peer = members_[static_cast<size_t>(t->peer)];
+    worker_.keep_until_destroyed(peer, std::move(t));
   }
   transfers_.clear();
-  parts_.clear();
+}
+
+std::string UcxChannel::describe_peer(int peer) const {
+  const std::string& location = worker_.location(members_[static_cast<size_t>(peer)]);
+  return names_[static_cast<size_t>(peer)] + (location.empty() ? "" : " on " + location);
+}
+
+UcxChannel::Transfer& UcxChannel::new_transfer() {
+  if (spare_.empty()) return *transfers_.emplace_back(std::make_unique<Transfer>());
+  transfers_.push_back(std::move(spare_.back()));
+  spare_.pop_back();
+  return *transfers_.back();
 }
 
 UcxChannel::Transfer& UcxChannel::transfer(TransferId id) {
   if (id >= transfers_.size()) fail(Status::kInternal, "channel: unknown transfer " + std::to_string(id));
-  return transfers_[id];
+  return *transfers_[id];
 }
 
 void UcxChannel::post_send_part(Transfer& t, int part, const void* data, size_t bytes) {
-  PartRef& ref = parts_.emplace_back(PartRef{&t, part});
+  PartRef& ref = t.refs[part];
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   param.cb.send = &on_send_done;
   param.user_data = &ref;
   const int peer = members_[static_cast<size_t>(t.peer)];
   const bool payload = part == 1;
+  // To another host over a bulk endpoint: eager up to UCX's "local"
+  // threshold, rendezvous (zero-copy) above (ucx_tuning.h).
+  if (payload && worker_.remote_host(peer) && worker_.bulk_endpoint(peer) != worker_.endpoint(peer)) {
+    param.op_attr_mask |= UCP_OP_ATTR_FLAG_FAST_CMPL;
+  }
   void* request = ucp_tag_send_nbx(payload ? worker_.bulk_endpoint(peer) : worker_.endpoint(peer), data, bytes,
                                    tag_for(rank_) | (payload ? kPayloadTag : 0), &param);
   if (UCS_PTR_IS_ERR(request)) {
@@ -191,7 +259,7 @@ void UcxChannel::post_send_part(Transfer& t, int part, const void* data, size_t 
 }
 
 void UcxChannel::post_recv_part(Transfer& t, int part, void* data, size_t bytes) {
-  PartRef& ref = parts_.emplace_back(PartRef{&t, part});
+  PartRef& ref = t.refs[part];
   ucp_request_param_t param{};
   // No immediate completion: the callback is then the one place that learns
   // the received length, however early the message arrived.
@@ -210,8 +278,7 @@ void UcxChannel::post_recv_part(Transfer& t, int part, void* data, size_t bytes)
 TransferId UcxChannel::send(int peer, const void* data, size_t bytes) {
   failure_->check();
   TransferId id = static_cast<TransferId>(transfers_.size());
-  Transfer& t = transfers_.emplace_back();
-  t.channel = this;
+  Transfer& t = new_transfer();
   t.peer = peer;
   t.bytes = bytes;
   t.header = WireHeader{kWireMagic, comm_id_, seq_, call_, bytes};
@@ -233,8 +300,7 @@ TransferId UcxChannel::send(int peer, const void* data, size_t bytes) {
 TransferId UcxChannel::recv(int peer, void* data, size_t bytes) {
   failure_->check();
   TransferId id = static_cast<TransferId>(transfers_.size());
-  Transfer& t = transfers_.emplace_back();
-  t.channel = this;
+  Transfer& t = new_transfer();
   t.is_recv = true;
   t.peer = peer;
   t.bytes = bytes;
@@ -270,7 +336,7 @@ void UcxChannel::finish(Transfer& t) {
   }
   if (t.status == UCS_ERR_CANCELED) failure_->check();
   if (t.status != UCS_OK) {
-    fail_call(Status::kPeerFailed, "transfer with " + peer + " failed: " + ucs_status_string(t.status));
+    fail_call(Status::kPeerFailed, "transfer with " + describe_peer(t.peer) + " failed: " + ucs_status_string(t.status));
   }
   if (!t.is_recv) return;
   size_t payload_received = t.received[1];
@@ -311,6 +377,8 @@ bool UcxChannel::test(TransferId id) {
 void UcxChannel::wait(TransferId id) {
   Transfer& t = transfer(id);
   unsigned idle = 0;
+  const bool remote = worker_.remote_host(members_[static_cast<size_t>(t.peer)]);
+  std::chrono::steady_clock::time_point idle_since{};
   while (!t.done()) {
     if (failure_->failed()) {
       cancel_outstanding();
@@ -327,14 +395,21 @@ void UcxChannel::wait(TransferId id) {
       continue;
     }
     ++idle;
-    // Spin briefly for latency; then give the core away on every idle turn,
-    // since with more ranks than cores the peer we wait for needs it.
-    if (idle > kSpinTurns) std::this_thread::yield();
+    if (remote) {
+      // Spin briefly for latency, then nap (kRemoteSpin).
+      const auto now = std::chrono::steady_clock::now();
+      if (idle == 1) idle_since = now;
+      if (now - idle_since > kRemoteSpin) std::this_thread::sleep_for(kRemoteNap);
+    } else if (idle > kSpinTurns) {
+      // Spin briefly for latency; then give the core away on every idle turn,
+      // since with more ranks than cores the peer we wait for needs it.
+      std::this_thread::yield();
+    }
     // The clock is read only now and then: it costs more than a poll.
     if ((idle & 0x3F) == 0 && std::chrono::steady_clock::now() >= deadline_) {
       fail_call(Status::kTimeout, names_[static_cast<size_t>(rank_)] + " timed out waiting for " +
-                                      names_[static_cast<size_t>(t.peer)] + " in " + describe_call_(call_) +
-                                      " (call " + std::to_string(seq_) + ")");
+                                      describe_peer(t.peer) + " in " + describe_call_(call_) + " (call " +
+                                      std::to_string(seq_) + ")");
     }
   }
   finish(t);
@@ -342,22 +417,28 @@ void UcxChannel::wait(TransferId id) {
 
 void UcxChannel::cancel_outstanding() {
   std::lock_guard<std::mutex> guard(worker_.lock());
-  bool pending = false;
-  for (Transfer& t : transfers_) {
-    for (int part = 0; part < t.parts; ++part) {
-      if (!t.done() && t.requests[part] != nullptr) {
-        ucp_request_cancel(worker_.worker(), t.requests[part]);
-        pending = true;
+  // Only receives can be cancelled; a send to a peer that is gone never
+  // finishes, and waiting for it would only delay the error.
+  auto receiving = [&] {
+    for (const auto& t : transfers_) {
+      if (t->is_recv && !t->done() && !t->cancelled) return true;
+    }
+    return false;
+  };
+  if (!receiving()) return;
+  for (auto& t : transfers_) {
+    for (int part = 0; part < t->parts; ++part) {
+      if (t->is_recv && !t->done() && !t->cancelled && t->requests[part] != nullptr) {
+        ucp_request_cancel(worker_.worker(), t->requests[part]);
       }
     }
   }
-  // Buffers belong to the caller: make sure UCX lets go of them before returning.
+  // The buffers belong to the caller: give UCX a moment to let go of them. A
+  // receive UCX cannot cancel (a rendezvous under way from a peer that is
+  // gone) is kept with the worker (release_transfers).
   auto deadline = std::chrono::steady_clock::now() + kCancelGrace;
-  while (pending && std::chrono::steady_clock::now() < deadline) {
-    ucp_worker_progress(worker_.worker());
-    pending = false;
-    for (const Transfer& t : transfers_) pending = pending || !t.done();
-  }
+  while (receiving() && std::chrono::steady_clock::now() < deadline) ucp_worker_progress(worker_.worker());
+  for (auto& t : transfers_) t->cancelled = true;  // waited for once: not again
 }
 
 }  // namespace

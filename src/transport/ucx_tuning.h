@@ -3,13 +3,19 @@
 // user has not set the variable (UCX_<NAME>), so every UCX setting keeps
 // working as UCX documents it. DIST_UCX_DEFAULTS=0 turns them off.
 //
-// Restricted to TCP, with bulk endpoints (below), messages go eagerly up to
-// 512 KiB and by rendezvous above; without them every message goes eagerly.
-// UCX's TCP rendezvous writes straight from the sender's buffer and reads
-// straight into the receiver's, but only on endpoints without error handling
-// (UcxWorker::bulk_endpoint); up to 512 KiB its extra round trip costs more
-// than the copies it saves (64 KiB: 104 against 33 us, 1 MiB: level; a 2-rank
-// all-reduce under UCX_TLS=tcp, bench/README.md).
+// Over TCP, with bulk endpoints (below), messages go eagerly up to 512 KiB
+// and by rendezvous above. UCX's TCP rendezvous writes straight from the
+// sender's buffer and reads straight into the receiver's, but only on
+// endpoints without error handling (UcxWorker::bulk_endpoint); up to 512 KiB
+// its extra round trip costs more than the copies it saves (64 KiB: 104
+// against 33 us, 1 MiB: level; a 2-rank all-reduce under UCX_TLS=tcp,
+// bench/README.md). UCX's own threshold for TCP (RNDV_THRESH=auto) is far
+// lower: between two hosts a 64 KiB all-reduce took 224-285 us with it and
+// 94-243 us at 512 KiB. Where only TCP is used (UCX_TLS=tcp) the threshold
+// is the context's (RNDV_THRESH); otherwise UCX's own stays for every other
+// transport (shared memory on this host), and sends to other hosts ask for
+// UCX's "local" threshold (UCP_OP_ATTR_FLAG_FAST_CMPL), which is
+// RNDV_SEND_NBR_THRESH, set here to the same 512 KiB and used by nothing else.
 //
 // Nothing here touches the environment: setenv in a library races with
 // getenv in every other thread of the process (UCX reads its variables with
@@ -27,18 +33,24 @@
 namespace dist {
 
 // Applies the defaults to `config` (from ucp_config_read) before ucp_init.
-// The environment part takes effect because transports read it in ucp_init.
 void apply_ucx_defaults(ucp_config_t* config);
 
 // Whether UCX_TLS names only TCP transports ("tcp", or with "self").
 bool ucx_restricted_to_tcp();
 
-// Whether large payloads get endpoints of their own without error handling
-// (UcxWorker::bulk_endpoint): only restricted to TCP, where a peer that dies
-// mid-transfer fails the transfer. UCX's shared-memory transports abort the
-// process instead when a peer vanishes under an endpoint without error
-// handling (seen with cma), and between hosts UCX_TLS decides which
-// transports that could be. DIST_UCX_BULK_ENDPOINTS=0 turns them off.
-bool ucx_bulk_endpoints_enabled();
+// Whether UCX can reach other hosts only through TCP: UCX_TLS names no network
+// transport but tcp, or names none at all (unset, "all", "^...") on a machine
+// without RDMA devices (/sys/class/infiniband).
+bool ucx_network_is_tcp_only();
+
+// Whether large payloads to a peer get an endpoint of their own without error
+// handling (UcxWorker::bulk_endpoint). Only where every transport UCX could
+// pick for that peer fails a transfer when the peer dies: TCP. UCX's shared-
+// memory and RDMA transports abort the process instead when a peer vanishes
+// under an endpoint without error handling (seen with cma; their error path
+// logs at fatal level). So: on the same host only restricted to TCP
+// (UCX_TLS=tcp); to another host (network transports only) where
+// ucx_network_is_tcp_only(). DIST_UCX_BULK_ENDPOINTS=0 turns them off.
+bool ucx_bulk_endpoints_safe(bool same_host);
 
 }  // namespace dist
