@@ -41,6 +41,23 @@ static double seconds_now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* The first line UCX printed itself ("[time] [host:pid:thread] file.c:N UCX
+ * LEVEL ..." or an assertion), not through the library's log, which prefixes
+ * every line with "libdistribute["; NULL when there is none. */
+static const char* line_from_ucx_itself(const char* output) {
+  for (const char* line = output; line != NULL && *line != '\0';) {
+    const char* end = strchr(line, '\n');
+    const size_t length = end != NULL ? (size_t)(end - line) : strlen(line);
+    const int native = line[0] == '[' && length > 1 && line[1] >= '0' && line[1] <= '9';
+    for (size_t i = 0; native && i + 3 <= length; ++i) {
+      if (strncmp(line + i, "UCX", 3) == 0) return line;
+      if (i + 9 <= length && strncmp(line + i, "Assertion", 9) == 0) return line;
+    }
+    line = end != NULL ? end + 1 : NULL;
+  }
+  return NULL;
+}
+
 /* Whether `rank` is lost to `survivor` after the fault. */
 static int is_lost(const struct fault* fault, int survivor, int rank) {
   const int* host_of = fault->layout->host_of;
@@ -117,6 +134,8 @@ static void run_fault(const struct fault* fault) {
     }
     if (strstr(output, "destroyed") == NULL) fail_msg("survivor %d: dist_context_destroy did not return:\n%s", r, output);
     if (named[r] < 0) fail_msg("survivor %d's message names no task it lost: %s", r, messages[r]);
+    const char* ucx_line = line_from_ucx_itself(output);
+    if (ucx_line != NULL) fail_msg("survivor %d: UCX wrote to stderr itself, not through the library's log:\n%s", r, output);
   }
   /* Last, so that a library naming tasks without their hosts fails only here. */
   for (int r = 0; r < layout->ranks; ++r) {
