@@ -121,15 +121,20 @@ constexpr auto kCancelGrace = std::chrono::seconds(1);
 constexpr size_t kSmallMessage = 16 * 1024;
 // Idle polls before a waiting rank starts yielding its core (a few microseconds).
 constexpr unsigned kSpinTurns = 2000;
-// Waiting for a peer on another host: idle polling this long, then a nap on
-// every idle turn. Each poll of a TCP transport is a system call, and a
-// waiting rank that keeps polling (or only yields) holds its core against
-// the peer's other threads and the kernel's network processing (softirq
-// threads), which a busy machine then runs milliseconds late: 8-byte
-// all-reduces between two emulated hosts on a loaded 2-core machine took
-// 86-1317 us with yields and 55-168 us with naps, 16 MiB 0.09-0.15 GB/s
-// against 0.26-0.42 (three interleaved runs each).
-constexpr auto kRemoteSpin = std::chrono::microseconds(50);
+// Waiting for a peer on another host with nothing of ours left to send:
+// idle polling this long, then a nap on every idle turn. Each poll of a TCP
+// transport is a system call, and a waiting rank that keeps polling (or only
+// yields) holds its core against the peer's other threads and the kernel's
+// network processing (softirq threads), which a busy machine then runs
+// milliseconds late. While a send of ours is under way UCX must keep feeding
+// its socket: a nap there cost a quiet machine a quarter of the 16 MiB
+// bandwidth, so those waits spin (and yield) as on one host; a spin shorter
+// than a 64 KiB message's time cost it as well. Two emulated hosts on this
+// 2-core machine, 1 rank each, with two busy processes beside them (three
+// interleaved runs): 8-byte all-reduce 36-441 us against 18-3860 us with
+// yields only, 16 MiB 0.23-0.36 GB/s against 0.04-0.06; without them level
+// (8 B 14-19 us against 15-20, 16 MiB 0.69-0.84 GB/s against 0.72-0.88).
+constexpr auto kRemoteSpin = std::chrono::microseconds(200);
 constexpr auto kRemoteNap = std::chrono::microseconds(20);
 // A large transfer's payload (part 1) travels on the peer's bulk endpoint
 // (UcxWorker::bulk_endpoint), which UCX does not order with the header's
@@ -379,6 +384,12 @@ void UcxChannel::wait(TransferId id) {
   unsigned idle = 0;
   const bool remote = worker_.remote_host(members_[static_cast<size_t>(t.peer)]);
   std::chrono::steady_clock::time_point idle_since{};
+  auto sending = [&] {
+    for (const auto& other : transfers_) {
+      if (!other->is_recv && !other->done()) return true;
+    }
+    return false;
+  };
   while (!t.done()) {
     if (failure_->failed()) {
       cancel_outstanding();
@@ -395,11 +406,10 @@ void UcxChannel::wait(TransferId id) {
       continue;
     }
     ++idle;
-    if (remote) {
+    if (remote && idle == 1) idle_since = std::chrono::steady_clock::now();
+    if (remote && !sending()) {
       // Spin briefly for latency, then nap (kRemoteSpin).
-      const auto now = std::chrono::steady_clock::now();
-      if (idle == 1) idle_since = now;
-      if (now - idle_since > kRemoteSpin) std::this_thread::sleep_for(kRemoteNap);
+      if (std::chrono::steady_clock::now() - idle_since > kRemoteSpin) std::this_thread::sleep_for(kRemoteNap);
     } else if (idle > kSpinTurns) {
       // Spin briefly for latency; then give the core away on every idle turn,
       // since with more ranks than cores the peer we wait for needs it.
