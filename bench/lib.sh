@@ -5,19 +5,9 @@
 
 # ---- packages: install only what is missing ------------------------------------
 PACKAGES=(build-essential libgloo-dev libopenmpi-dev openmpi-bin python3-matplotlib ucx-utils procps)
-install_missing() {
-  local missing=() package
-  for package in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
-      missing+=("$package")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "== installing: ${missing[*]}"
-  local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
-}
+# shellcheck source=scripts/setup.sh
+source "$ROOT/scripts/setup.sh"
+install_missing() { dist_install_packages "${PACKAGES[@]}"; }
 
 build_peers() {
   echo "== building the peer benchmarks in $WORK/peers"

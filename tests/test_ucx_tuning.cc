@@ -24,10 +24,10 @@ std::vector<std::string> environment() {
   return all;
 }
 
-// The RNDV_THRESH a context would start with: UCX's config as the process's
-// environment gives it, with libdistribute's defaults applied, as printed by
-// UCX itself.
-std::string rendezvous_threshold() {
+// The value a context would start with for `name` (UCX_<name>): UCX's config
+// as the process's environment gives it, with libdistribute's defaults
+// applied, as printed by UCX itself.
+std::string setting(const std::string& name) {
   ucp_config_t* config = nullptr;
   if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) fail_msg("ucp_config_read failed");
   dist::apply_ucx_defaults(config);
@@ -39,10 +39,10 @@ std::string rendezvous_threshold() {
   ucp_config_release(config);
   const std::string printed(text, length);
   free(text);
-  const std::string key = "UCX_RNDV_THRESH=";
+  const std::string key = "\nUCX_" + name + "=";
   const size_t at = printed.find(key);
   if (at == std::string::npos) fail_msg("ucp_config_print shows no %s", key.c_str());
-  const size_t end = printed.find('\n', at);
+  const size_t end = printed.find('\n', at + 1);
   return printed.substr(at + key.size(), end - at - key.size());
 }
 
@@ -81,29 +81,29 @@ void test_a_worker_leaves_the_environment_alone(void** state) {
 void test_rendezvous_over_tcp_unless_the_user_says_otherwise(void** state) {
   (void)state;
   clear_settings();
-  const std::string ucx_own = rendezvous_threshold();  // every transport: UCX's choice
+  const std::string ucx_own = setting("RNDV_THRESH");  // every transport: UCX's choice
   assert_string_not_equal(ucx_own.c_str(), "inf");
   assert_string_not_equal(ucx_own.c_str(), "512K");
 
   setenv("UCX_TLS", "tcp", 1);
-  assert_string_equal(rendezvous_threshold().c_str(), "512K");
+  assert_string_equal(setting("RNDV_THRESH").c_str(), "512K");
   setenv("UCX_TLS", "self,tcp", 1);
-  assert_string_equal(rendezvous_threshold().c_str(), "512K");
+  assert_string_equal(setting("RNDV_THRESH").c_str(), "512K");
   setenv("DIST_UCX_BULK_ENDPOINTS", "0", 1);
-  assert_string_equal(rendezvous_threshold().c_str(), "inf");
+  assert_string_equal(setting("RNDV_THRESH").c_str(), "inf");
   unsetenv("DIST_UCX_BULK_ENDPOINTS");
   setenv("UCX_TLS", "tcp,posix", 1);  // not TCP alone
-  assert_string_equal(rendezvous_threshold().c_str(), ucx_own.c_str());
+  assert_string_equal(setting("RNDV_THRESH").c_str(), ucx_own.c_str());
 
   setenv("UCX_TLS", "tcp", 1);
   setenv("UCX_RNDV_THRESH", "32768", 1);  // the user's word stands
-  const std::string users = rendezvous_threshold();
+  const std::string users = setting("RNDV_THRESH");
   assert_string_not_equal(users.c_str(), "inf");
   assert_string_not_equal(users.c_str(), ucx_own.c_str());
 
   unsetenv("UCX_RNDV_THRESH");
   setenv("DIST_UCX_DEFAULTS", "0", 1);  // no defaults at all
-  assert_string_equal(rendezvous_threshold().c_str(), ucx_own.c_str());
+  assert_string_equal(setting("RNDV_THRESH").c_str(), ucx_own.c_str());
   clear_settings();
 }
 
@@ -136,25 +136,6 @@ void test_bulk_endpoints_only_over_tcp(void** state) {
   clear_settings();
 }
 
-// The value UCX would start with for `name` (UCX_<name>), as rendezvous_threshold.
-std::string setting(const std::string& name) {
-  ucp_config_t* config = nullptr;
-  if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) fail_msg("ucp_config_read failed");
-  dist::apply_ucx_defaults(config);
-  char* text = nullptr;
-  size_t length = 0;
-  FILE* out = open_memstream(&text, &length);
-  ucp_config_print(config, out, nullptr, UCS_CONFIG_PRINT_CONFIG);
-  fclose(out);
-  ucp_config_release(config);
-  const std::string printed(text, length);
-  free(text);
-  const std::string key = "\nUCX_" + name + "=";
-  const size_t at = printed.find(key);
-  if (at == std::string::npos) fail_msg("ucp_config_print shows no %s", key.c_str());
-  const size_t end = printed.find('\n', at + 1);
-  return printed.substr(at + key.size(), end - at - key.size());
-}
 
 // Sends to other hosts take UCX's "local" rendezvous threshold, set to
 // 512 KiB unless the user set it; the context's own threshold stays UCX's.
@@ -195,7 +176,8 @@ bool connects_to_other_host_with_bulk_endpoints(bool same_host) {
   peers[1].location = "host other (192.0.2.1)";
   worker.connect(peers, [](int, const std::string&) {});
   assert_int_equal(worker.remote_host(1), !same_host);
-  assert_string_equal(worker.location(1).c_str(), "host other (192.0.2.1)");
+  assert_string_equal(worker.describe("worker:1", 1).c_str(), "worker:1 on host other (192.0.2.1)");
+  assert_string_equal(worker.describe("worker:0", 0).c_str(), "worker:0");  // this process: no location given
   const bool bulk = worker.has_bulk_endpoints();
   worker.disconnect(true);
   return bulk;

@@ -90,15 +90,14 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) 
   request.deadline = std::chrono::steady_clock::now() + options.connect_timeout;
   peers_ = run_bootstrap(request);
 
-  for (size_t r = 0; r < peers_.size(); ++r) host_ids_.push_back(peers_[r].hello.host_id);
   std::vector<UcxPeer> remote(peers_.size());
   const std::string& my_host = peers_[static_cast<size_t>(rank_)].hello.host_id;
   for (size_t r = 0; r < peers_.size(); ++r) {
     const PeerHello& hello = peers_[r].hello;
+    host_ids_.push_back(hello.host_id);
     const std::string host_name = hello.host_id.substr(0, hello.host_id.find('/'));
-    locations_.push_back("host " + (host_name.empty() ? std::string("?") : host_name) + " (" +
-                         split_address(addresses[r]).host + ")");
-    remote[r].location = locations_.back();
+    remote[r].location = "host " + (host_name.empty() ? std::string("?") : host_name) + " (" +
+                         split_address(addresses[r]).host + ")";
     if (static_cast<int>(r) == rank_) continue;
     remote[r].address = hello.transport_address;
     remote[r].network_address = hello.network_address;
@@ -157,8 +156,7 @@ std::vector<bool> Context::lost_or_troubled() {
 }
 
 std::string Context::describe(int rank) const {
-  if (static_cast<size_t>(rank) >= locations_.size()) return name(rank);
-  return name(rank) + " on " + locations_[static_cast<size_t>(rank)];
+  return worker_ != nullptr ? worker_->describe(name(rank), rank) : name(rank);
 }
 
 std::shared_ptr<FailureFlag> Context::register_comm(uint32_t comm_id, const std::vector<int>& members) {

@@ -90,7 +90,6 @@ class Context {
   int rank_ = 0;
   std::vector<std::string> names_;
   std::vector<std::string> host_ids_;  // by rank
-  std::vector<std::string> locations_;  // by rank: "host NAME (ADDRESS)"
   std::chrono::milliseconds timeout_;
   std::unique_ptr<UcxWorker> worker_;
   std::vector<BootstrapPeer> peers_;

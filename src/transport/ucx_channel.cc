@@ -223,8 +223,7 @@ void UcxChannel::release_transfers() {
 }
 
 std::string UcxChannel::describe_peer(int peer) const {
-  const std::string& location = worker_.location(members_[static_cast<size_t>(peer)]);
-  return names_[static_cast<size_t>(peer)] + (location.empty() ? "" : " on " + location);
+  return worker_.describe(names_[static_cast<size_t>(peer)], members_[static_cast<size_t>(peer)]);
 }
 
 UcxChannel::Transfer& UcxChannel::new_transfer() {

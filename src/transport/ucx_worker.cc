@@ -123,6 +123,9 @@ void UcxWorker::connect(const std::vector<UcxPeer>& peers, PeerErrorHandler on_e
   error_handling_.assign(peers.size(), mode != UCP_ERR_HANDLING_MODE_NONE);
   // Reserved up front: endpoints keep pointers into this vector.
   error_slots_.resize(peers.size());
+  // Read once: each looks at the environment (and the devices), the same for every peer.
+  const bool bulk_to_same_host = ucx_bulk_endpoints_safe(true);
+  const bool bulk_to_other_hosts = ucx_bulk_endpoints_safe(false);
   for (size_t rank = 0; rank < peers.size(); ++rank) {
     error_slots_[rank] = ErrorSlot{this, static_cast<int>(rank)};
     const UcxPeer& peer = peers[rank];
@@ -134,9 +137,16 @@ void UcxWorker::connect(const std::vector<UcxPeer>& peers, PeerErrorHandler on_e
         !peer.same_host && !peer.network_address.empty() ? peer.network_address : peer.address;
     endpoints_[rank] = create_endpoint(address, mode, &error_slots_[rank]);
     bulk_endpoints_[rank] = endpoints_[rank];
-    if (mode == UCP_ERR_HANDLING_MODE_NONE || !ucx_bulk_endpoints_safe(peer.same_host)) continue;
+    if (mode == UCP_ERR_HANDLING_MODE_NONE || !(peer.same_host ? bulk_to_same_host : bulk_to_other_hosts)) continue;
     bulk_endpoints_[rank] = create_endpoint(address, UCP_ERR_HANDLING_MODE_NONE, nullptr);
   }
+}
+
+std::string UcxWorker::describe(const std::string& name, int rank) const {
+  if (rank < 0 || static_cast<size_t>(rank) >= peers_.size() || peers_[static_cast<size_t>(rank)].location.empty()) {
+    return name;
+  }
+  return name + " on " + peers_[static_cast<size_t>(rank)].location;
 }
 
 bool UcxWorker::has_bulk_endpoints() const {

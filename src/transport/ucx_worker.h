@@ -76,8 +76,9 @@ class UcxWorker {
   // Whether `rank` is on another host (sends to it take the eager/rendezvous
   // switch made for TCP, ucx_tuning.h).
   bool remote_host(int rank) const { return !peers_[static_cast<size_t>(rank)].same_host; }
-  // "host NAME (ADDRESS)" of `rank`, "" when not known.
-  const std::string& location(int rank) const { return peers_[static_cast<size_t>(rank)].location; }
+  // "NAME on host HOST (ADDRESS)": `name` (the task) and where `rank` runs,
+  // for messages about a peer; `name` alone before connect() told where.
+  std::string describe(const std::string& name, int rank) const;
   ucp_worker_h worker() const { return worker_; }
   std::mutex& lock() { return lock_; }
 
