@@ -6,10 +6,12 @@
  *       where each rank runs (rank r on host Hr), the host-local ranks and
  *       communicators, and all-reduces on them and on the world with every
  *       all-reduce algorithm
- *   multihost_worker fault TIMEOUT_MS       16 MiB all-reduces with that
- *       deadline until one fails (the test cuts a link or kills ranks); prints
- *       when and how, then a later call's result, and "destroyed" once
- *       dist_context_destroy has returned */
+ *   multihost_worker fault TIMEOUT_MS [BYTES]   all-reduces of BYTES (default
+ *       16 MiB) with that deadline until one fails (the test, or
+ *       bench/faults/trials, cuts a link or kills ranks); prints "looping"
+ *       once the first call is checked, then when and how the loop ended, a
+ *       later call's result, and "destroyed" once dist_context_destroy has
+ *       returned */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,16 +169,20 @@ static dist_status_t summed_all_reduce(dist_comm_t* world, float* data, size_t c
   return st;
 }
 
-static void scenario_fault(dist_context_t* context, int64_t timeout_ms) {
+static void scenario_fault(dist_context_t* context, int64_t timeout_ms, int64_t bytes) {
   int32_t rank = 0, n = 0;
   dist_comm_t* world = world_of(context, &rank, &n);
   dist_comm_options_t options = DIST_COMM_OPTIONS_INIT;
   options.field_mask = DIST_COMM_OPT_TIMEOUT_MS;
   options.timeout_ms = timeout_ms;
   CHECK(dist_comm_configure(world, &options) == DIST_OK, "deadline: %s", dist_last_error());
-  enum { kCount = 4 << 20 }; /* 16 MiB of f32 */
-  float* data = malloc(sizeof(float) * kCount);
-  dist_status_t st = summed_all_reduce(world, data, kCount, rank, n);
+  const size_t count = bytes >= (int64_t)sizeof(float) ? (size_t)bytes / sizeof(float) : 1;
+  float* data = malloc(sizeof(float) * count);
+  if (data == NULL) {
+    fprintf(stderr, "fault: no memory for %zu floats\n", count);
+    exit(2);
+  }
+  dist_status_t st = summed_all_reduce(world, data, count, rank, n);
   CHECK(st == DIST_OK, "first all_reduce: %s", dist_last_error());
   printf("looping\n");
   fflush(stdout);
@@ -184,7 +190,7 @@ static void scenario_fault(dist_context_t* context, int64_t timeout_ms) {
   const double start = now_seconds();
   int calls = 0;
   while (st == DIST_OK && now_seconds() - start < 120) {
-    st = summed_all_reduce(world, data, kCount, rank, n);
+    st = summed_all_reduce(world, data, count, rank, n);
     ++calls;
   }
   printf("failed %s at %.3f after %d calls: %s\n", dist_status_string(st), now_seconds(), calls, dist_last_error());
@@ -202,12 +208,12 @@ static void scenario_fault(dist_context_t* context, int64_t timeout_ms) {
 
 int main(int argc, char** argv) {
   if (argc < 3 || (strcmp(argv[1], "hosts") == 0 && argc < 4)) {
-    fprintf(stderr, "usage: multihost_worker hosts PATH H0,H1,... | fault TIMEOUT_MS\n");
+    fprintf(stderr, "usage: multihost_worker hosts PATH H0,H1,... | fault TIMEOUT_MS [BYTES]\n");
     return 2;
   }
   dist_context_t* context = join(30000);
   if (strcmp(argv[1], "hosts") == 0) scenario_hosts(context, atoi(argv[2]), argv[3]);
-  else if (strcmp(argv[1], "fault") == 0) scenario_fault(context, atoll(argv[2]));
+  else if (strcmp(argv[1], "fault") == 0) scenario_fault(context, atoll(argv[2]), argc > 3 ? atoll(argv[3]) : 16 << 20);
   else {
     fprintf(stderr, "unknown scenario %s\n", argv[1]);
     return 2;
