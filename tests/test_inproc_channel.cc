@@ -32,17 +32,13 @@ using dist::Channel;
 using dist::CollectiveKind;
 using dist::DType;
 using dist::InProcessGroup;
+using dist::RankOutcome;
 using dist::ReduceOp;
 using dist::Status;
 using dist::TransferId;
 using Clock = std::chrono::steady_clock;
 
 const auto kDeadline = std::chrono::seconds(5);
-
-struct Outcome {
-  Status status = Status::kOk;
-  std::string message;
-};
 
 CallSignature all_reduce_of(uint64_t count) {
   CallSignature signature;
@@ -51,25 +47,6 @@ CallSignature all_reduce_of(uint64_t count) {
   signature.op = ReduceOp::SUM;
   signature.count = count;
   return signature;
-}
-
-// Runs body(rank, channel) on one thread per rank and returns how each ended.
-std::vector<Outcome> run_ranks(InProcessGroup& group, const std::function<void(int, Channel&)>& body) {
-  std::vector<Outcome> outcomes(group.size());
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < group.size(); ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        body(rank, group.channel(rank));
-      } catch (const dist::Error& error) {
-        outcomes[rank] = {error.status(), error.what()};
-      } catch (const std::exception& error) {
-        outcomes[rank] = {Status::kInternal, std::string("unexpected exception: ") + error.what()};
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  return outcomes;
 }
 
 // Assertions for rank threads (cmocka's must run on the main thread): the
@@ -83,7 +60,7 @@ void begin_call(Channel& channel, const CallSignature& signature, uint64_t seq,
   channel.begin(dist::call_words(signature), seq, Clock::now() + timeout);
 }
 
-void expect_ok(const std::vector<Outcome>& outcomes) {
+void expect_ok(const std::vector<RankOutcome>& outcomes) {
   for (size_t rank = 0; rank < outcomes.size(); ++rank) {
     if (outcomes[rank].status != Status::kOk) {
       fail_msg("rank %zu failed with %d: %s", rank, static_cast<int>(outcomes[rank].status),
@@ -93,9 +70,9 @@ void expect_ok(const std::vector<Outcome>& outcomes) {
 }
 
 // Every rank failed with `status`, and each message contains every needle.
-void expect_all_failed(const std::vector<Outcome>& outcomes, Status status, const std::vector<std::string>& needles) {
+void expect_all_failed(const std::vector<RankOutcome>& outcomes, Status status, const std::vector<std::string>& needles) {
   for (size_t rank = 0; rank < outcomes.size(); ++rank) {
-    const Outcome& outcome = outcomes[rank];
+    const RankOutcome& outcome = outcomes[rank];
     if (outcome.status != status) {
       fail_msg("rank %zu ended with status %d, expected %d (message: %s)", rank, static_cast<int>(outcome.status),
                static_cast<int>(status), outcome.message.c_str());

@@ -24,36 +24,16 @@ using dist::Channel;
 using dist::CollectiveCall;
 using dist::CollectiveKind;
 using dist::InProcessGroup;
+using dist::RankOutcome;
 using dist::Status;
 using dist::SubChannel;
-
-struct Outcome {
-  Status status = Status::kOk;
-  std::string message;
-};
-
-std::vector<Outcome> run_ranks(InProcessGroup& group, const std::function<void(int, Channel&)>& body) {
-  std::vector<Outcome> outcomes(static_cast<size_t>(group.size()));
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < group.size(); ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        body(rank, group.channel(rank));
-      } catch (const dist::Error& error) {
-        outcomes[static_cast<size_t>(rank)] = {error.status(), error.what()};
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  return outcomes;
-}
 
 // Rail 0 is parent ranks {0, 2}; rail 1 is {3, 1}: its view rank 0 is parent rank 3.
 std::vector<int> rail_of(int rank) { return rank % 2 == 0 ? std::vector<int>{0, 2} : std::vector<int>{3, 1}; }
 
 // Every rank all-reduces `count` floats (parent rank + 1 + i) on its rail,
 // with `count_of(rank)` as the count it believes in.
-std::vector<Outcome> all_reduce_on_rails(InProcessGroup& group, const char* forced,
+std::vector<RankOutcome> all_reduce_on_rails(InProcessGroup& group, const char* forced,
                                          const std::function<uint64_t(int)>& count_of,
                                          std::vector<std::vector<float>>& results) {
   const dist::ForcedAllReduce resolved = dist::forced_point_to_point(forced);
@@ -89,7 +69,7 @@ void test_rails_at_once(void**) {
     std::vector<std::vector<float>> results;
     const auto outcomes = all_reduce_on_rails(group, forced, [](int) { return uint64_t{1001}; }, results);
     for (int rank = 0; rank < 4; ++rank) {
-      const Outcome& outcome = outcomes[static_cast<size_t>(rank)];
+      const RankOutcome& outcome = outcomes[static_cast<size_t>(rank)];
       if (outcome.status != Status::kOk) fail_msg("rank %d: %s", rank, outcome.message.c_str());
       float members = 0;
       for (int member : rail_of(rank)) members += static_cast<float>(member + 1);
@@ -112,7 +92,7 @@ void test_mismatch_on_a_rail(void**) {
   const auto outcomes =
       all_reduce_on_rails(group, "ring", [](int rank) { return rank == 2 ? uint64_t{12} : uint64_t{64}; }, results);
   for (int rank = 0; rank < 4; ++rank) {
-    const Outcome& outcome = outcomes[static_cast<size_t>(rank)];
+    const RankOutcome& outcome = outcomes[static_cast<size_t>(rank)];
     if (outcome.status != Status::kMismatch) {
       fail_msg("rank %d ended with %d: %s", rank, static_cast<int>(outcome.status), outcome.message.c_str());
     }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "collectives/signature.h"
@@ -462,6 +463,25 @@ Status InProcessGroup::failure() const {
 std::string InProcessGroup::failure_message() const {
   std::lock_guard<std::mutex> lock(shared_->mutex);
   return shared_->failure_message;
+}
+
+std::vector<RankOutcome> run_ranks(InProcessGroup& group, const std::function<void(int, Channel&)>& body) {
+  std::vector<RankOutcome> outcomes(static_cast<size_t>(group.size()));
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < group.size(); ++rank) {
+    threads.emplace_back([&, rank] {
+      RankOutcome& outcome = outcomes[static_cast<size_t>(rank)];
+      try {
+        body(rank, group.channel(rank));
+      } catch (const Error& error) {
+        outcome = {error.status(), error.what()};
+      } catch (const std::exception& error) {
+        outcome = {Status::kInternal, std::string("unexpected exception: ") + error.what()};
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return outcomes;
 }
 
 }  // namespace dist

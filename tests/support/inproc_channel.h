@@ -34,8 +34,10 @@
 // outside the lock.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "transport/channel.h"
@@ -67,5 +69,15 @@ class InProcessGroup {
   class RankChannel;
   std::shared_ptr<Shared> shared_;
 };
+
+// How one rank's body ended: kOk, or the status and message it threw.
+struct RankOutcome {
+  Status status = Status::kOk;
+  std::string message;
+};
+
+// Runs body(rank, channel) on one thread per rank of `group` and returns how
+// each ended (an exception other than dist::Error is kInternal, named).
+std::vector<RankOutcome> run_ranks(InProcessGroup& group, const std::function<void(int, Channel&)>& body);
 
 }  // namespace dist
