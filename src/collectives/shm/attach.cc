@@ -11,7 +11,6 @@
 #include "base/status.h"
 #include "collectives/channel_exchange.h"
 #include "collectives/shm/single_copy.h"
-#include "topology/host_identity.h"
 
 namespace dist {
 namespace {
@@ -34,7 +33,6 @@ struct AttachRecord {
   uint8_t wants = 0;
   uint8_t created = 0;  // rank 0: the segment exists under `segment`
   uint8_t reserved[6] = {};
-  char host[160] = {};
   char segment[64] = {};
   SingleCopyProbe probe;  // all zero when this rank does not want single copies
 };
@@ -105,7 +103,6 @@ std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_
   const int me = channel.rank();
   AttachRecord mine;
   mine.wants = shared_memory_wanted() && n <= kShmMaxRanks ? 1 : 0;
-  std::snprintf(mine.host, sizeof mine.host, "%s", host_identity().c_str());
   if (single_copy_wanted()) mine.probe = single_copy_probe();
   ShmSegment segment;
   std::string name;
@@ -128,7 +125,7 @@ std::unique_ptr<ShmGroup> attach_shared_memory(Channel& channel, uint64_t& next_
   }
   bool usable = all[0].created == 1;
   for (const AttachRecord& record : all) {
-    usable = usable && record.wants == 1 && std::memcmp(record.host, all[0].host, sizeof record.host) == 0;
+    usable = usable && record.wants == 1;
   }
   if (!usable) {
     if (mine.created) ShmSegment::unlink(name);

@@ -1,14 +1,16 @@
 // Whether a new communicator's collectives go through shared memory, decided
 // together by its ranks at creation, and the group they then use.
 //
-// All ranks must agree, so each says what it can do in one exchange over the
-// communicator's channel: whether it wants the path (DIST_SHM is not "0", and
-// UCX_TLS, when set, allows shared memory, so that a run restricted to TCP
-// stays on TCP), its host (hostname and boot id) and, for rank 0, the name of
-// a segment it has just created. A second exchange confirms that every rank
-// mapped it, and whether it can read every peer's memory (single_copy.h).
-// Anything short of all ranks on one host with the segment mapped leaves the
-// communicator on the point-to-point path.
+// Callers ask only for ranks that share one host (HostLayout, from the
+// context's host identities). All ranks must agree, so each says what it can
+// do in one exchange over the communicator's channel: whether it wants the
+// path (DIST_SHM is not "0", and UCX_TLS, when set, allows shared memory, so
+// that a run restricted to TCP stays on TCP) and, for rank 0, the name of a
+// segment it has just created. A second exchange confirms that every rank
+// mapped it (another /dev/shm, e.g. a container's, does not), and whether it
+// can read every peer's memory (single_copy.h). Anything short of every rank
+// wanting it with the segment mapped leaves the ranks on point-to-point
+// messages.
 #pragma once
 
 #include <chrono>
