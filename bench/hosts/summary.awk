@@ -12,6 +12,11 @@ $1 == "ucx_perftest" {
   if (name[1] ~ /^tag_bw/ && (bw == "" || $8 + 0 > bw + 0)) bw = $8
   next
 }
+$1 == "ucx_exchange" {
+  if (!($4 in exchange) || $6 + 0 < exchange[$4] + 0) exchange[$4] = $6
+  if (!($4 in seen_size)) { seen_size[$4] = 1; sizes[++nsizes] = $4 }
+  next
+}
 {
   split($2, name, "@")
   slash = index(name[1], "/")
@@ -65,6 +70,15 @@ END {
   if (lat != "" && ("ours" SUBSEP 8) in med)
     printf "8 B all-reduce: ours %.1f us against UCX's round trip between the hosts (2 x tag_lat %.2f us): %.2fx\n",
            med["ours" SUBSEP 8], lat, med["ours" SUBSEP 8] / (2 * lat)
+  for (i = 1; i <= nsizes; i++) {
+    b = sizes[i]
+    if (!(b in exchange)) continue
+    if (!shown++) printf "\nboth ways at once (ucx_exchange over the link: what a 2-rank all-reduce must move), median us\n%8s %12s %9s %12s %9s %10s\n", "size", "exchange", "GB/s", "ours", "GB/s", "ours/exch"
+    o = "ours" SUBSEP b
+    printf "%8s %12.1f %9.3f %12s %9s %10s\n", human(b), exchange[b], b / exchange[b] / 1e3,
+           (o in med) ? sprintf("%.1f", med[o]) : "-", (o in med) ? sprintf("%.3f", b / med[o] / 1e3) : "-",
+           (o in med) ? sprintf("%.2f", med[o] / exchange[b]) : "-"
+  }
   if (nrefs) print "\nthe link (ucx_perftest host 1 -> host 0; tag_lat one way, tag_bw per message):"
   for (i = 1; i <= nrefs; i++) print "  " refs[i]
 }
