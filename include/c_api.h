@@ -332,9 +332,17 @@ DIST_EXPORT dist_status_t dist_cluster_to_json(const dist_cluster_t* cluster, ch
  * it and accepts those after it, in any start order, retrying until the connect
  * deadline. Every connection proves the cluster token (HMAC-SHA256 challenge-
  * response over fresh nonces): from the options, else DIST_CLUSTER_TOKEN, else the
- * file named by DIST_CLUSTER_TOKEN_FILE (private to its owner). A member without
- * the right token is refused with DIST_ERR_AUTH. A cluster with no tasks is a
- * single-process context (rank 0 of 1) that needs no token.
+ * file named by DIST_CLUSTER_TOKEN_FILE (private to its owner). Where two
+ * members' tokens differ, whichever holds the wrong one, the member that
+ * connects fails at once with DIST_ERR_AUTH (it does not wait for its connect
+ * deadline), and the member it reached is left as it was: it logs a warning and
+ * keeps waiting, and the right member can still join. If none comes by its
+ * connect deadline, its DIST_ERR_TIMEOUT names the members that did not connect
+ * and each address that tried and failed authentication ("198.18.0.2:41234
+ * tried and failed authentication (the cluster token differs)"). Connections
+ * from anything else (garbage, early closes) are dropped and change nothing. A
+ * cluster with no tasks is a single-process context (rank 0 of 1) that needs no
+ * token.
  *
  * The connections stay open: a member that dies is noticed by every survivor as
  * soon as its connections close, and every call on a communicator that contains

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/log.h"
 #include "base/status.h"
 #include "topology/host_identity.h"
 #include "transport/handshake.h"
@@ -80,6 +81,32 @@ void check_hello(const PeerHello& hello, const BootstrapRequest& request, int32_
 
 SteadyTime earlier(SteadyTime a, SteadyTime b) { return std::min(a, b); }
 
+// The connections a listener refused for failing authentication. They change
+// nothing here, but if the job then fails, its error names them: the missing
+// peer may be one of them, started with another token.
+class Refusals {
+ public:
+  void add(const std::string& from, const std::string& reason) {
+    if (named_.size() < kNamed) {
+      named_.push_back(from + " tried and failed authentication (" + reason + ")");
+    } else {
+      ++more_;
+    }
+  }
+  // "" when none, else "; A tried and failed authentication (why); ...".
+  std::string summary() const {
+    std::string text;
+    for (const std::string& refusal : named_) text += "; " + refusal;
+    if (more_ > 0) text += "; and " + std::to_string(more_) + " more connections failed authentication";
+    return text;
+  }
+
+ private:
+  static constexpr size_t kNamed = 4;  // a flood of strangers does not grow the message
+  std::vector<std::string> named_;
+  size_t more_ = 0;
+};
+
 }  // namespace
 
 uint64_t cluster_fingerprint(const std::vector<std::string>& addresses) {
@@ -134,6 +161,7 @@ std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request) {
   // Higher ranks: accept until each has come. A connection that fails the
   // handshake is dropped, and the listener keeps serving the real peers.
   int32_t missing = size - 1 - me;
+  Refusals refusals;
   while (missing > 0) {
     Socket socket = accept_until(listener, request.deadline);
     if (!socket.valid()) {
@@ -144,9 +172,10 @@ std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request) {
                    request.addresses[static_cast<size_t>(j)] + ")";
         }
       }
-      fail(Status::kTimeout, "bootstrap: " + names + " did not connect within " + seconds + " s");
+      fail(Status::kTimeout, "bootstrap: " + names + " did not connect within " + seconds + " s" + refusals.summary());
     }
-    const std::string peer = "a connection to " + request.addresses[static_cast<size_t>(me)];
+    const std::string from = remote_address(socket);
+    const std::string peer = "a connection from " + from + " to " + request.addresses[static_cast<size_t>(me)];
     SteadyTime limit = earlier(request.deadline, std::chrono::steady_clock::now() + kHandshakeLimit);
     try {
       authenticate_as_acceptor(socket.fd(), request.token, limit, peer);
@@ -159,8 +188,12 @@ std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request) {
       peers[static_cast<size_t>(hello.rank)].socket = std::move(socket);
       peers[static_cast<size_t>(hello.rank)].hello = std::move(hello);
       --missing;
+    } catch (const AuthFailure& e) {
+      refusals.add(from, e.reason());
+      log_message(LogLevel::kWarn, "bootstrap: refused " + peer + ": " + e.reason());
     } catch (const Error& e) {
-      // Refused or broken: it was not one of ours, or it will retry.
+      // Broken, silent or closed early: a stranger, or a peer that failed on
+      // its own side. Either way the listener goes on waiting.
       if (e.status() == Status::kMismatch) throw;
     }
   }

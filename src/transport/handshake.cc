@@ -64,7 +64,7 @@ bool same_mac(const Mac& a, const Mac& b) { return CRYPTO_memcmp(a.data(), b.dat
 
 void check_magic(const char (&magic)[8], const char* expected, const std::string& peer) {
   if (std::memcmp(magic, expected, 8) != 0) {
-    fail(Status::kAuth, "handshake with " + peer + ": it does not speak libdistribute's bootstrap protocol");
+    throw AuthFailure(peer, "it does not speak libdistribute's bootstrap protocol");
   }
 }
 
@@ -81,8 +81,8 @@ void authenticate_as_acceptor(int fd, const std::string& token, SteadyTime deadl
   read_all(fd, &reply, sizeof reply, deadline, peer);
   check_magic(reply.magic, "DISTAUTH", peer);
   if (reply.version != kHandshakeVersion) {
-    fail(Status::kAuth, "handshake with " + peer + ": protocol version " + std::to_string(reply.version) +
-                            ", this library speaks " + std::to_string(kHandshakeVersion));
+    throw AuthFailure(peer, "it speaks protocol version " + std::to_string(reply.version) +
+                                ", this library speaks " + std::to_string(kHandshakeVersion));
   }
   Verdict verdict{};
   if (!same_mac(reply.mac, compute_mac(token, "connector", hello.nonce, reply.nonce))) {
@@ -92,7 +92,7 @@ void authenticate_as_acceptor(int fd, const std::string& token, SteadyTime deadl
     } catch (const Error&) {
       // The refusal is a courtesy; the connection is dropped either way.
     }
-    fail(Status::kAuth, "handshake with " + peer + ": refused a connection without the cluster token");
+    throw AuthFailure(peer, "the cluster token differs");
   }
   std::memcpy(verdict.magic, "DISTOKAY", 8);
   verdict.mac = compute_mac(token, "acceptor", hello.nonce, reply.nonce);
@@ -113,11 +113,11 @@ void authenticate_as_connector(int fd, const std::string& token, SteadyTime dead
   Verdict verdict{};
   read_all(fd, &verdict, sizeof verdict, deadline, peer);
   if (std::memcmp(verdict.magic, "DISTDENY", 8) == 0) {
-    fail(Status::kAuth, "handshake with " + peer + ": refused: the cluster token differs");
+    throw AuthFailure(peer, "refused: the cluster token differs");
   }
   check_magic(verdict.magic, "DISTOKAY", peer);
   if (!same_mac(verdict.mac, compute_mac(token, "acceptor", hello.nonce, reply.nonce))) {
-    fail(Status::kAuth, "handshake with " + peer + ": it does not know the cluster token");
+    throw AuthFailure(peer, "it does not know the cluster token");
   }
 }
 

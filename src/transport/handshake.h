@@ -9,13 +9,29 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
+#include "base/status.h"
 #include "transport/socket.h"
 
 namespace dist {
 
-// Both throw Status::kAuth when the other side does not prove the token, and the
-// socket errors of read_all/write_all otherwise. `peer` names it in messages.
+// The kAuth error of a peer that failed the handshake: "handshake with PEER:
+// REASON". reason() alone ("the cluster token differs") lets a listener name
+// whom it refused, and why, in a later error of its own.
+class AuthFailure : public Error {
+ public:
+  AuthFailure(const std::string& peer, std::string reason)
+      : Error(Status::kAuth, "handshake with " + peer + ": " + reason), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+// Both throw AuthFailure when the other side does not prove the token (or does
+// not speak this protocol), and the socket errors of read_all/write_all
+// otherwise. `peer` names it in messages.
 void authenticate_as_acceptor(int fd, const std::string& token, SteadyTime deadline, const std::string& peer);
 void authenticate_as_connector(int fd, const std::string& token, SteadyTime deadline, const std::string& peer);
 

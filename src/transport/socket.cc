@@ -175,6 +175,19 @@ void read_all(int fd, void* data, size_t bytes, SteadyTime deadline, const std::
   }
 }
 
+std::string remote_address(const Socket& socket) {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  char host[NI_MAXHOST] = {};
+  char port[NI_MAXSERV] = {};
+  if (getpeername(socket.fd(), reinterpret_cast<sockaddr*>(&peer), &length) != 0 ||
+      getnameinfo(reinterpret_cast<sockaddr*>(&peer), length, host, sizeof host, port, sizeof port,
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return "an unknown address";
+  }
+  return (peer.ss_family == AF_INET6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + port;
+}
+
 void enable_keepalive(int fd) {
   // A cut link sends no reset: an idle connection learns of it from
   // keepalive probes (2 s idle, then 3 probes 1 s apart), one with data in

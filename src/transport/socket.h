@@ -58,6 +58,10 @@ Socket try_connect(const HostPort& address, SteadyTime deadline);
 void write_all(int fd, const void* data, size_t bytes, SteadyTime deadline, const std::string& what);
 void read_all(int fd, void* data, size_t bytes, SteadyTime deadline, const std::string& what);
 
+// Where the other end of a connection is, "host:port" ("[v6]:port"), for
+// messages; "an unknown address" when the system cannot say.
+std::string remote_address(const Socket& socket);
+
 // Lowers the time it takes to notice a vanished host or a cut link (about
 // 5 s: keepalive probes and a user timeout).
 void enable_keepalive(int fd);

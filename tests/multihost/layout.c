@@ -55,8 +55,7 @@ static void kill_ranks(void) {
   if (current.n > 0) launch_wait(&current, 0);
 }
 
-struct launch* layout_start(const struct layout* layout, const char* program, const char* const* args,
-                            const char* const* extra_env) {
+struct launch* layout_prepare(const struct layout* layout) {
   if (layout->ranks < 1 || layout->ranks > kMaxRanks) fail_msg("layout %s: %d ranks", layout->name, layout->ranks);
   layout_teardown(NULL);
   hosts_on_cleanup(kill_ranks);
@@ -66,17 +65,25 @@ struct launch* layout_start(const struct layout* layout, const char* program, co
   for (int r = 0; r < layout->ranks; ++r) {
     hosts_address(layout->host_of[r], current.addresses[r], sizeof current.addresses[r]);
   }
-  for (int r = 0; r < layout->ranks; ++r) {
-    char host[16];
-    snprintf(host, sizeof host, "%d", layout->host_of[r]);
-    const char* argv[kMaxRanks + 32] = {hosts_script(), "exec", hosts_run(), host, "--", program};
-    size_t count = 6;
-    for (const char* const* a = args; a != NULL && *a != NULL && count + 1 < sizeof argv / sizeof argv[0]; ++a) {
-      argv[count++] = *a;
-    }
-    argv[count] = NULL;
-    launch_rank(&current, r, kToken, extra_env, argv);
+  return &current;
+}
+
+void layout_start_rank(int rank, const char* program, const char* const* args, const char* const* extra_env) {
+  char host[16];
+  snprintf(host, sizeof host, "%d", current_layout->host_of[rank]);
+  const char* argv[kMaxRanks + 32] = {hosts_script(), "exec", hosts_run(), host, "--", program};
+  size_t count = 6;
+  for (const char* const* a = args; a != NULL && *a != NULL && count + 1 < sizeof argv / sizeof argv[0]; ++a) {
+    argv[count++] = *a;
   }
+  argv[count] = NULL;
+  launch_rank(&current, rank, kToken, extra_env, argv);
+}
+
+struct launch* layout_start(const struct layout* layout, const char* program, const char* const* args,
+                            const char* const* extra_env) {
+  layout_prepare(layout);
+  for (int r = 0; r < layout->ranks; ++r) layout_start_rank(r, program, args, extra_env);
   return &current;
 }
 

@@ -39,6 +39,12 @@ void layout_hosts_text(const struct layout* layout, char* text, size_t size);
 struct launch* layout_start(const struct layout* layout, const char* program, const char* const* args,
                             const char* const* extra_env);
 
+/* layout_start in two steps, for a test that starts its ranks one by one: ends
+ * the previous layout and makes this one's hosts (launch->addresses set), then
+ * starts rank r (again, once it has exited) on its host. */
+struct launch* layout_prepare(const struct layout* layout);
+void layout_start_rank(int rank, const char* program, const char* const* args, const char* const* extra_env);
+
 /* Waits until every rank has printed `text`; otherwise (time out, a rank
  * exited first) kills them all and fails the test with their output. */
 void layout_wait_for(const char* text, double seconds);
