@@ -3,18 +3,21 @@
 //   SLURM_STEP_NUM_TASKS       the number of tasks
 //   SLURM_STEP_NODELIST        the step's nodes, in hostlist syntax
 //   SLURM_STEP_TASKS_PER_NODE  tasks on each node, "2(x3),1"
-// Ranks fill the nodes in list order (Slurm's default block distribution): on
-// each node, local task k listens at host:(port_base + k) and uses GPUs
-// [k * gpus_per_task, (k + 1) * gpus_per_task). The ranks are then split into
-// jobs in sorted job-name order, as TF's resolver does.
+// As TF's resolver: the nodes are sorted by name (a node listed twice keeps
+// its last task count), ranks fill them in that order, on each node local task
+// k listens at host:(port_base + k) and uses GPUs [k * gpus_per_task,
+// (k + 1) * gpus_per_task), and the ranks are split into jobs in sorted
+// job-name order. GPUs per node default to the entries of CUDA_VISIBLE_DEVICES
+// when it is set, else the node's count; the rpc layer defaults to "grpc".
 //
-// Unlike TF, the nodes are not re-sorted by name: Slurm already hands out ranks
-// in nodelist order, and sorting names as strings would put "n10" before "n9".
-// Unlike TF, no rpc layer is set by default (TF's is "grpc"); pass one as an option.
+// Slurm hands out ranks in nodelist order, so where sorting names as strings
+// reorders them ("n10" before "n9") TF gives a task another node's address;
+// when SLURMD_NODENAME says so, this resolver fails naming both instead.
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "base/numbers.h"
 #include "base/status.h"
@@ -42,25 +45,38 @@ std::string required_text(const Environment& env, const std::string& name) {
   return *value;
 }
 
-// Tasks on each node of `hosts`: the tasks_per_node option for every node, or
+// TF's task configuration: each node and its tasks, sorted by node name. The
+// counts are the tasks_per_node option for every node, or
 // SLURM_STEP_TASKS_PER_NODE, which must list as many nodes as the nodelist.
-std::vector<int32_t> tasks_on_nodes(const ResolveOptions& options, const std::vector<std::string>& hosts) {
+std::map<std::string, int32_t> tasks_on_nodes(const ResolveOptions& options, const std::vector<std::string>& hosts) {
+  std::vector<int32_t> counts;
   if (options.tasks_per_node) {
     if (*options.tasks_per_node < 1) {
       fail_invalid(std::string(kSource) + ": options: tasks_per_node " + std::to_string(*options.tasks_per_node) +
                    " must be >= 1");
     }
-    return std::vector<int32_t>(hosts.size(), *options.tasks_per_node);
+    counts.assign(hosts.size(), *options.tasks_per_node);
+  } else {
+    const std::string text = required_text(options.env, "SLURM_STEP_TASKS_PER_NODE");
+    counts = expand_tasks_per_node(text, std::string(kSource) + ": SLURM_STEP_TASKS_PER_NODE");
+    if (counts.size() != hosts.size()) {
+      fail_invalid(std::string(kSource) + ": SLURM_STEP_TASKS_PER_NODE " + quoted(text) + " gives " +
+                   std::to_string(counts.size()) + " nodes but SLURM_STEP_NODELIST " +
+                   quoted(*options.env.get("SLURM_STEP_NODELIST")) + " has " + std::to_string(hosts.size()));
+    }
   }
-  const std::string text = required_text(options.env, "SLURM_STEP_TASKS_PER_NODE");
-  std::vector<int32_t> counts =
-      expand_tasks_per_node(text, std::string(kSource) + ": SLURM_STEP_TASKS_PER_NODE");
-  if (counts.size() != hosts.size()) {
-    fail_invalid(std::string(kSource) + ": SLURM_STEP_TASKS_PER_NODE " + quoted(text) + " gives " +
-                 std::to_string(counts.size()) + " nodes but SLURM_STEP_NODELIST " +
-                 quoted(*options.env.get("SLURM_STEP_NODELIST")) + " has " + std::to_string(hosts.size()));
-  }
-  return counts;
+  std::map<std::string, int32_t> nodes;
+  for (size_t i = 0; i < hosts.size(); ++i) nodes[hosts[i]] = counts[i];
+  return nodes;
+}
+
+// TF's default GPUs per node: the entries of CUDA_VISIBLE_DEVICES when it is
+// set (an empty value is no GPU, where TF would count one), else the node's.
+int32_t default_gpus_per_node(const Environment& env) {
+  auto visible = env.get("CUDA_VISIBLE_DEVICES");
+  if (!visible) return node_gpu_count();
+  if (visible->empty()) return 0;
+  return static_cast<int32_t>(std::count(visible->begin(), visible->end(), ',') + 1);
 }
 
 // "2,3" for GPUs [first, first + count); "" for none.
@@ -93,32 +109,45 @@ int32_t gpu_count(int32_t value, const char* option) {
 ResolvedCluster resolve_slurm(const ResolveOptions& options) {
   const Environment& env = options.env;
   const int32_t rank = required_int(env, "SLURM_PROCID", kSource, 0);
-  const int32_t num_tasks = required_int(env, "SLURM_STEP_NUM_TASKS", kSource, 1);
-  if (num_tasks > kMaxTasks) {
-    fail_invalid(std::string(kSource) + ": SLURM_STEP_NUM_TASKS " + std::to_string(num_tasks) +
-                 " is more than the " + std::to_string(kMaxTasks) + " tasks a cluster spec may hold");
-  }
-  if (rank >= num_tasks) {
-    fail_invalid(std::string(kSource) + ": SLURM_PROCID " + std::to_string(rank) +
-                 " is out of range for SLURM_STEP_NUM_TASKS " + std::to_string(num_tasks));
+  // TF reads the step's task count only for its default job; where it is
+  // set, a count that disagrees with the nodes' is an error here.
+  std::optional<int32_t> step_tasks;
+  if (options.jobs.empty() || env.get("SLURM_STEP_NUM_TASKS")) {
+    step_tasks = required_int(env, "SLURM_STEP_NUM_TASKS", kSource, 1);
+    if (*step_tasks > kMaxTasks) {
+      fail_invalid(std::string(kSource) + ": SLURM_STEP_NUM_TASKS " + std::to_string(*step_tasks) +
+                   " is more than the " + std::to_string(kMaxTasks) + " tasks a cluster spec may hold");
+    }
+    if (rank >= *step_tasks) {
+      fail_invalid(std::string(kSource) + ": SLURM_PROCID " + std::to_string(rank) +
+                   " is out of range for SLURM_STEP_NUM_TASKS " + std::to_string(*step_tasks));
+    }
   }
 
-  const std::vector<std::string> hosts = expand_hostlist(
-      required_text(env, "SLURM_STEP_NODELIST"), std::string(kSource) + ": SLURM_STEP_NODELIST");
-  const std::vector<int32_t> tasks_per_node = tasks_on_nodes(options, hosts);
+  const std::map<std::string, int32_t> nodes = tasks_on_nodes(
+      options, expand_hostlist(required_text(env, "SLURM_STEP_NODELIST"), std::string(kSource) + ": SLURM_STEP_NODELIST"));
   int64_t total = 0;
   int32_t max_tasks_per_node = 0;
-  for (int32_t count : tasks_per_node) {
-    total += count;
-    max_tasks_per_node = std::max(max_tasks_per_node, count);
+  for (const auto& node : nodes) {
+    total += node.second;
+    max_tasks_per_node = std::max(max_tasks_per_node, node.second);
   }
-  if (total != num_tasks) {
-    fail_invalid(std::string(kSource) + ": the nodes run " + std::to_string(total) + " tasks (" +
+  if (total > kMaxTasks) {
+    fail_invalid(std::string(kSource) + ": the nodes run " + std::to_string(total) + " tasks, more than the " +
+                 std::to_string(kMaxTasks) + " tasks a cluster spec may hold");
+  }
+  const int32_t num_tasks = static_cast<int32_t>(total);
+  if (step_tasks && *step_tasks != num_tasks) {
+    fail_invalid(std::string(kSource) + ": the nodes run " + std::to_string(num_tasks) + " tasks (" +
                  (options.tasks_per_node ? "options: tasks_per_node " + std::to_string(*options.tasks_per_node) +
-                                               " on " + std::to_string(hosts.size()) + " nodes"
+                                               " on " + std::to_string(nodes.size()) + " nodes"
                                          : "SLURM_STEP_TASKS_PER_NODE " +
                                                quoted(*env.get("SLURM_STEP_TASKS_PER_NODE"))) +
-                 ") but SLURM_STEP_NUM_TASKS is " + std::to_string(num_tasks));
+                 ") but SLURM_STEP_NUM_TASKS is " + std::to_string(*step_tasks));
+  }
+  if (rank >= num_tasks) {
+    fail_invalid(std::string(kSource) + ": SLURM_PROCID " + std::to_string(rank) + " is out of range for the " +
+                 std::to_string(num_tasks) + " tasks on the step's nodes");
   }
 
   const int32_t port_base = options.port_base.value_or(kDefaultPortBase);
@@ -128,8 +157,8 @@ ResolvedCluster resolve_slurm(const ResolveOptions& options) {
                  std::to_string(kMaxPort));
   }
 
-  const int32_t gpus_per_node =
-      options.gpus_per_node ? gpu_count(*options.gpus_per_node, "gpus_per_node") : node_gpu_count();
+  const int32_t gpus_per_node = gpu_count(
+      options.gpus_per_node ? *options.gpus_per_node : default_gpus_per_node(env), "gpus_per_node");
   const int32_t gpus_per_task = options.gpus_per_task ? gpu_count(*options.gpus_per_task, "gpus_per_task")
                                                       : gpus_per_node / max_tasks_per_node;
   if (static_cast<int64_t>(gpus_per_task) * max_tasks_per_node > gpus_per_node) {
@@ -138,21 +167,32 @@ ResolvedCluster resolve_slurm(const ResolveOptions& options) {
                  std::to_string(gpus_per_node) + " GPUs");
   }
 
-  // Addresses in rank order, and this rank's position on its node.
+  // Addresses in rank order, and this rank's node and position on it.
   std::vector<std::string> addresses;
   addresses.reserve(static_cast<size_t>(num_tasks));
   int32_t local_index = 0;
-  for (size_t node = 0; node < hosts.size(); ++node) {
-    for (int32_t k = 0; k < tasks_per_node[node]; ++k) {
-      if (static_cast<int32_t>(addresses.size()) == rank) local_index = k;
-      addresses.push_back(hosts[node] + ":" + std::to_string(port_base + k));
+  std::string own_node;
+  for (const auto& [host, count] : nodes) {
+    for (int32_t k = 0; k < count; ++k) {
+      if (static_cast<int32_t>(addresses.size()) == rank) {
+        local_index = k;
+        own_node = host;
+      }
+      addresses.push_back(host + ":" + std::to_string(port_base + k));
     }
+  }
+  if (auto node_name = env.get("SLURMD_NODENAME"); node_name && !node_name->empty() && *node_name != own_node) {
+    fail_invalid(std::string(kSource) + ": rank " + std::to_string(rank) + " runs on " + dist::quoted(*node_name) +
+                 " (SLURMD_NODENAME) but TensorFlow's order of the nodes, sorted by name, puts it on " +
+                 dist::quoted(own_node) + "; name the nodes so that they sort as Slurm lists them (n01, n02, ... n10)");
   }
 
   const JobCounts jobs = normalize_jobs(options.jobs, num_tasks, kSource);
   const TaskName task = task_of_rank(jobs, rank);
   ResolvedCluster cluster;
   cluster.resolver = ResolverKind::kSlurm;
+  cluster.master_rule = MasterRule::kOwnTask;
+  cluster.rpc_layer = "grpc";
   cluster.spec = layout_jobs(jobs, addresses);
   cluster.spec.validate(std::string(kSource) + ": cluster");
   cluster.task_type = task.type;
