@@ -339,7 +339,8 @@ DIST_EXPORT dist_status_t dist_cluster_cuda_visible_devices(const dist_cluster_t
 
 /* The whole resolved view as one JSON object (dist-info's format):
  * {"resolver", "cluster", "task_type", "task_id", "rpc_layer", "environment",
- *  "master", "num_accelerators", "cuda_visible_devices"}; absent facts are null.
+ *  "master", "num_accelerators", "cuda_visible_devices"}; absent facts are null
+ * ("master" too where master() fails); TF_CONFIG's "session_master" is added when set.
  * Jobs given densely are lists; sparse ones are {"index": address} maps. */
 DIST_EXPORT dist_status_t dist_cluster_to_json(const dist_cluster_t* cluster, char** json);
 

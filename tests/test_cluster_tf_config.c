@@ -230,6 +230,18 @@ static void test_json_round_trip(void** state) {
   dist_cluster_destroy(copy);
   dist_cluster_destroy(c);
 
+  /* TF_CONFIG's session_master is written out and read back: master() stays it. */
+  c = resolved("{\"cluster\": {\"worker\": [\"h:1\", \"h:2\"]}, \"session_master\": \"s:9\"}");
+  first = json_of(c);
+  assert_non_null(strstr(first, "\"master\":\"s:9\""));
+  assert_non_null(strstr(first, "\"session_master\":\"s:9\""));
+  assert_dist_ok(dist_cluster_from_json(first, &copy));
+  assert_master(copy, NULL, -1, NULL, "s:9");
+  assert_master(copy, "worker", 1, "grpc", "s:9");
+  dist_string_free(first);
+  dist_cluster_destroy(copy);
+  dist_cluster_destroy(c);
+
   /* from_json reads TF_CONFIG's own shape too, with the same checks. */
   assert_dist_ok(dist_cluster_from_json(kThreeJobs, &copy));
   assert_task(copy, "worker", 1);

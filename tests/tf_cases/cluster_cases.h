@@ -198,6 +198,35 @@ static const struct cluster_case kClusterCases[] = {
      .cluster = "{\"worker\":[\"a1:8888\",\"n10:8888\",\"n9:8888\",\"n9:8889\"]}", .task = "worker:2",
      .cuda_visible_devices = "0", .accelerators = "{\"GPU\":1}", .rpc = "grpc"},
 
+    {.name = SLC "testSimpleSuccessfulRetrieval (no SLURM_STEP_NUM_TASKS: TF reads it for default jobs only)",
+     .resolver = DIST_RESOLVER_SLURM, .env = {"SLURM_PROCID=2", THREE_NODES},
+     .jobs = "ps=1,worker=2", .tasks_per_node = "1", .gpus_per_node = "1", .gpus_per_task = "1",
+     .auto_set_gpu = "0",
+     .cluster = "{\"ps\":[\"t02n13:8888\"],\"worker\":[\"t02n41:8888\",\"t02n43:8888\"]}", .task = "worker:1"},
+
+    /* ---- Where TF's answer is an accident of Python (README.md says why) --------- */
+    {.name = "libdistribute: CUDA_VISIBLE_DEVICES=\"\" is no GPU (TF counts one)", .resolver = DIST_RESOLVER_SLURM,
+     .env = {"SLURM_PROCID=1", "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NODELIST=n1", "SLURM_STEP_TASKS_PER_NODE=2",
+             "CUDA_VISIBLE_DEVICES="},
+     .accelerators = "{\"GPU\":0}", .cuda_visible_devices = ""},
+    {.name = "libdistribute: SLURMD_NODENAME contradicts TF's sorted node order", .resolver = DIST_RESOLVER_SLURM,
+     .env = {"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NODELIST=n[9-10]",
+             "SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURMD_NODENAME=n9", "CUDA_VISIBLE_DEVICES="},
+     .error = "rank 0 runs on 'n9' (SLURMD_NODENAME) but TensorFlow's order of the nodes, sorted by name, puts it on 'n10'"},
+    {.name = "libdistribute: SLURMD_NODENAME agrees with TF's sorted node order", .resolver = DIST_RESOLVER_SLURM,
+     .env = {"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NODELIST=n[09-10]",
+             "SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURMD_NODENAME=n09", "CUDA_VISIBLE_DEVICES="},
+     .cluster = "{\"worker\":[\"n09:8888\",\"n10:8888\"]}", .masters = {{NULL, NULL, NULL, "grpc://n09:8888"}}},
+    {.name = "libdistribute: TF_CONFIG task.type 1.5 (TF's str() has no JSON spelling)",
+     .resolver = DIST_RESOLVER_TF_CONFIG, .env = {"TF_CONFIG={\"task\": {\"type\": 1.5}}"},
+     .error = "TF_CONFIG: task: type 1.5 must be a string"},
+    {.name = "libdistribute: SIMPLE master() without a task or master option is \"\" (TF: \"grpc://\")",
+     .resolver = DIST_RESOLVER_SIMPLE, .cluster_spec = PS_AND_WORKERS_SPEC, .rpc_layer = "grpc",
+     .masters = {{NULL, NULL, NULL, ""}}},
+    {.name = "libdistribute: SIMPLE master() without a task is the master option", .resolver = DIST_RESOLVER_SIMPLE,
+     .cluster_spec = PS_AND_WORKERS_SPEC, .rpc_layer = "grpc", .master = "10.0.0.1:8470", .task_type = "ps",
+     .task_id = "1", .masters = {{NULL, NULL, NULL, "grpc://10.0.0.1:8470"}, {"ps", NULL, NULL, "grpc://10.0.0.1:8470"}}},
+
     /* ---- SimpleClusterResolver and UnionClusterResolver ------------------------- */
     {.name = CRT "testSingleClusterResolver (member)", .resolver = DIST_RESOLVER_SIMPLE,
      .cluster_spec = PS_AND_WORKERS_SPEC, .cluster = PS_AND_WORKERS_JSON, .accelerators = "{}", .task = "-",
@@ -275,6 +304,14 @@ static const struct cluster_case kClusterCases[] = {
     {.name = CRT "testRetainSparseJobWithNoMerging", .resolver = DIST_RESOLVER_UNION,
      .members = {CRT "sparse workers 1, 3, 5"},
      .cluster = "{\"worker\":{\"1\":\"worker0:2222\",\"3\":\"worker1:2222\",\"5\":\"worker2:2222\"}}"},
+    {.name = "libdistribute: UNION master() without a task is the first member's; with one, the union's layer",
+     .resolver = DIST_RESOLVER_UNION,
+     .members = {"libdistribute: SIMPLE master() without a task is the master option", CRT "two workers"},
+     .task = "ps:1", .rpc = "grpc",
+     .cluster = "{\"ps\":[\"ps0:2222\",\"ps1:2222\"],\"worker\":[\"worker0:2222\",\"worker1:2222\","
+                "\"worker2:2222\",\"worker4:2222\",\"worker5:2222\"]}",
+     .masters = {{NULL, NULL, NULL, "grpc://10.0.0.1:8470"}, {"worker", "4", NULL, "worker5:2222"},
+                 {"worker", "4", "x", "x://worker5:2222"}}},
 };
 
 /* slurm_cluster_resolver_test.py: test_expand_hostlist, through
