@@ -9,6 +9,8 @@
 // (k + 1) * gpus_per_task), and the ranks are split into jobs in sorted
 // job-name order. GPUs per node default to the entries of CUDA_VISIBLE_DEVICES
 // when it is set, else the node's count; the rpc layer defaults to "grpc".
+// Where CUDA_VISIBLE_DEVICES lists the job's devices, a task gets its share of
+// those entries rather than TF's plain indices.
 //
 // Slurm hands out ranks in nodelist order, so where sorting names as strings
 // reorders them ("n10" before "n9") TF gives a task another node's address;
@@ -70,19 +72,31 @@ std::map<std::string, int32_t> tasks_on_nodes(const ResolveOptions& options, con
   return nodes;
 }
 
-// TF's default GPUs per node: the entries of CUDA_VISIBLE_DEVICES when it is
-// set (an empty value is no GPU, where TF would count one), else the node's.
-int32_t default_gpus_per_node(const Environment& env) {
-  auto visible = env.get("CUDA_VISIBLE_DEVICES");
-  if (!visible) return node_gpu_count();
-  if (visible->empty()) return 0;
-  return static_cast<int32_t>(std::count(visible->begin(), visible->end(), ',') + 1);
+// The entries of CUDA_VISIBLE_DEVICES ("" is none, where TF would count one).
+std::vector<std::string> visible_devices(const std::string& value) {
+  std::vector<std::string> devices;
+  for (size_t start = 0; !value.empty() && start <= value.size();) {
+    size_t comma = std::min(value.find(',', start), value.size());
+    devices.push_back(value.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (devices.size() > static_cast<size_t>(kMaxGpusPerNode)) {
+    fail_invalid(std::string(kSource) + ": CUDA_VISIBLE_DEVICES lists " + std::to_string(devices.size()) +
+                 " devices, more than " + std::to_string(kMaxGpusPerNode) + " GPUs on a node");
+  }
+  return devices;
 }
 
-// "2,3" for GPUs [first, first + count); "" for none.
-std::string gpu_ids(int64_t first, int32_t count) {
+// The devices of GPUs [first, first + count) of the node: as TF, their
+// indices ("2,3"); where Slurm already listed the job's devices in
+// CUDA_VISIBLE_DEVICES, those entries instead (TF's indices would name
+// devices the job was not given); "" for none.
+std::string gpu_ids(const std::vector<std::string>& visible, int64_t first, int32_t count) {
+  const bool listed = static_cast<int64_t>(visible.size()) >= first + count;
   std::string ids;
-  for (int64_t id = first; id < first + count; ++id) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+  for (int64_t id = first; id < first + count; ++id) {
+    ids += (ids.empty() ? "" : ",") + (listed ? visible[static_cast<size_t>(id)] : std::to_string(id));
+  }
   return ids;
 }
 
@@ -157,8 +171,13 @@ ResolvedCluster resolve_slurm(const ResolveOptions& options) {
                  std::to_string(kMaxPort));
   }
 
-  const int32_t gpus_per_node = gpu_count(
-      options.gpus_per_node ? *options.gpus_per_node : default_gpus_per_node(env), "gpus_per_node");
+  // TF's default GPUs per node: the entries of CUDA_VISIBLE_DEVICES when it is
+  // set, else the node's.
+  const auto visible_value = env.get("CUDA_VISIBLE_DEVICES");
+  const std::vector<std::string> visible = visible_devices(visible_value.value_or(""));
+  const int32_t gpus_per_node =
+      options.gpus_per_node ? gpu_count(*options.gpus_per_node, "gpus_per_node")
+                            : (visible_value ? static_cast<int32_t>(visible.size()) : node_gpu_count());
   const int32_t gpus_per_task = options.gpus_per_task ? gpu_count(*options.gpus_per_task, "gpus_per_task")
                                                       : gpus_per_node / max_tasks_per_node;
   if (static_cast<int64_t>(gpus_per_task) * max_tasks_per_node > gpus_per_node) {
@@ -199,7 +218,7 @@ ResolvedCluster resolve_slurm(const ResolveOptions& options) {
   cluster.task_id = task.id;
   // With no GPUs per task the task gets "", which hides every device from CUDA,
   // rather than leaving CUDA_VISIBLE_DEVICES alone and sharing all of them.
-  cluster.cuda_visible_devices = gpu_ids(static_cast<int64_t>(local_index) * gpus_per_task, gpus_per_task);
+  cluster.cuda_visible_devices = gpu_ids(visible, static_cast<int64_t>(local_index) * gpus_per_task, gpus_per_task);
   cluster.accelerators["GPU"] = options.num_gpus ? non_negative(*options.num_gpus, "num_gpus") : gpus_per_task;
   apply_overrides(cluster, options, "SLURM: task type", "SLURM: task index");
 
