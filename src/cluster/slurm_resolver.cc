@@ -13,8 +13,9 @@
 // those entries rather than TF's plain indices.
 //
 // Slurm hands out ranks in nodelist order, so where sorting names as strings
-// reorders them ("n10" before "n9") TF gives a task another node's address;
-// when SLURMD_NODENAME says so, this resolver fails naming both instead.
+// reorders them ("n10" before "n9"), or srun places ranks other than in
+// blocks, TF gives a task another node's address; when SLURMD_NODENAME says
+// so, this resolver fails naming both instead.
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -202,8 +203,10 @@ ResolvedCluster resolve_slurm(const ResolveOptions& options) {
   }
   if (auto node_name = env.get("SLURMD_NODENAME"); node_name && !node_name->empty() && *node_name != own_node) {
     fail_invalid(std::string(kSource) + ": rank " + std::to_string(rank) + " runs on " + dist::quoted(*node_name) +
-                 " (SLURMD_NODENAME) but TensorFlow's order of the nodes, sorted by name, puts it on " +
-                 dist::quoted(own_node) + "; name the nodes so that they sort as Slurm lists them (n01, n02, ... n10)");
+                 " (SLURMD_NODENAME) but TensorFlow's layout (nodes sorted by name, ranks in blocks) puts it on " +
+                 dist::quoted(own_node) +
+                 "; name the nodes so that they sort as Slurm lists them (n01, n02, ... n10) and keep srun's "
+                 "default --distribution=block");
   }
 
   const JobCounts jobs = normalize_jobs(options.jobs, num_tasks, kSource);
