@@ -12,6 +12,7 @@ Exits 77 (skipped), saying why, where python3-yaml is not installed.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,21 +80,35 @@ def main(source_dir, dist_info):
     # dist-info resolves in its place (and the arguments it was given).
     check(container["command"] == ["/bin/sh", "-c"] and len(container["args"]) == 1, "the entry is not one sh -c script")
     script = container["args"][0]
+    check(subprocess.run(["/bin/sh", "-n", "-c", script]).returncode == 0, "the entry script does not parse")
+    if shutil.which("shellcheck"):
+        lint = subprocess.run(["shellcheck", "-s", "sh", "-"], input=script, capture_output=True, text=True)
+        check(lint.returncode == 0, "shellcheck on the entry script:\n" + lint.stdout)
     expected_workers = ["%s-%d.%s:%d" % (job_name, i, service_name, port) for i in range(workers)]
     with tempfile.TemporaryDirectory() as work:
         stand_in = os.path.join(work, example)
         with open(stand_in, "w") as f:
             f.write('#!/bin/sh\necho "arguments: $*"\nexec "%s" cluster --json\n' % dist_info)
-        os.chmod(stand_in, 0o755)
+        # The pods' names resolve in the cluster only: getent answers for them here.
+        getent = os.path.join(work, "getent")
+        with open(getent, "w") as f:
+            f.write('#!/bin/sh\necho "$2" >>"%s"\n' % os.path.join(work, "looked-up"))
+        for path in (stand_in, getent):
+            os.chmod(path, 0o755)
         for index in range(workers):
-            check_pod(script, index, workers, stand_in, expected_workers)
+            check_pod(script, index, workers, stand_in, expected_workers, work)
+            with open(os.path.join(work, "looked-up")) as f:
+                looked_up = f.read().split()
+            os.unlink(os.path.join(work, "looked-up"))
+            check(looked_up == [w.rsplit(":", 1)[0] for w in expected_workers],
+                  "pod %d waited for %s, not every task's name" % (index, looked_up))
     print("ok: %s (%d workers)" % (manifest_path, workers))
 
 
-def check_pod(script, index, workers, stand_in, expected_workers):
-    child_env = {k: v for k, v in os.environ.items() if k.startswith("LD_") or k == "PATH"}
-    child_env.update(WORKERS=str(workers), JOB_COMPLETION_INDEX=str(index),
-                     PROGRAM=stand_in, DIST_CLUSTER_TOKEN="t" * 64)
+def check_pod(script, index, workers, stand_in, expected_workers, bin_dir):
+    child_env = {k: v for k, v in os.environ.items() if k.startswith("LD_")}
+    child_env.update(PATH=bin_dir + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"), WORKERS=str(workers),
+                     JOB_COMPLETION_INDEX=str(index), PROGRAM=stand_in, DIST_CLUSTER_TOKEN="t" * 64)
     run = subprocess.run(["/bin/sh", "-c", script], env=child_env, capture_output=True, text=True, timeout=60)
     check(run.returncode == 0, "pod %d's entry failed: %s%s" % (index, run.stdout, run.stderr))
     check("\narguments: 20\n" in run.stdout, "pod %d ran the program with other arguments" % index)
