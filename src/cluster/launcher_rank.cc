@@ -99,7 +99,6 @@ ResolvedCluster resolve_launcher_rank(const LauncherRank& launched, const Resolv
   JobCounts jobs = normalize_jobs(options.jobs, launched.size, source);
   ResolvedCluster cluster;
   cluster.resolver = launched.resolver;
-  cluster.master_rule = MasterRule::kOwnTask;
   cluster.spec = layout_jobs(jobs, addresses);
   cluster.spec.validate(source + ": cluster");
   TaskName task = task_of_rank(jobs, launched.rank);

@@ -29,9 +29,9 @@ const char* resolver_name(ResolverKind kind);
 // How master() answers when asked without a task, after the TF resolver each
 // source mirrors (their master() methods differ).
 enum class MasterRule : int32_t {
-  // SlurmClusterResolver (and the MPI / torchrun resolvers): the given task,
-  // else this task; "" when neither is known. An empty rpc argument means
-  // "the cluster's".
+  // SlurmClusterResolver's, and the default (the MPI and torchrun resolvers,
+  // clusters built otherwise): the given task, else this task; "" when
+  // neither is known. An empty rpc argument means "the cluster's".
   kOwnTask,
   // TFConfigClusterResolver: session_master when TF_CONFIG has one; "" for a
   // cluster with no task or a single task; else the given task, else this
@@ -47,7 +47,7 @@ enum class MasterRule : int32_t {
 
 struct ResolvedCluster {
   ResolverKind resolver = ResolverKind::kTfConfig;
-  MasterRule master_rule = MasterRule::kTfConfig;
+  MasterRule master_rule = MasterRule::kOwnTask;
   ClusterSpec spec;
   std::optional<std::string> task_type;
   std::optional<int32_t> task_id;

@@ -213,7 +213,6 @@ ResolvedCluster resolve_slurm(const ResolveOptions& options) {
   const TaskName task = task_of_rank(jobs, rank);
   ResolvedCluster cluster;
   cluster.resolver = ResolverKind::kSlurm;
-  cluster.master_rule = MasterRule::kOwnTask;
   cluster.rpc_layer = "grpc";
   cluster.spec = layout_jobs(jobs, addresses);
   cluster.spec.validate(std::string(kSource) + ": cluster");

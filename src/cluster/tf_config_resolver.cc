@@ -51,6 +51,7 @@ std::optional<int32_t> optional_index(const Json& value, const std::string& fiel
 ResolvedCluster parse_tf_config(const std::string& text, const std::string& where) {
   ResolvedCluster cluster;
   cluster.resolver = ResolverKind::kTfConfig;
+  cluster.master_rule = MasterRule::kTfConfig;
   // TF treats an unset or empty TF_CONFIG as an empty configuration.
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return cluster;
   Json doc = parse_json(text, where);
