@@ -249,9 +249,8 @@ static int run_captured(char* const* argv, const char* const* env, char* out, si
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* The pretty JSON made compact (whitespace outside strings dropped), without
- * its "masters" member, which the C ABI's JSON does not have. */
-static void compact_without_masters(char* json) {
+/* The pretty JSON made compact (whitespace outside strings dropped). */
+static void compact(char* json) {
   size_t w = 0;
   int in_string = 0;
   for (size_t r = 0; json[r] != '\0'; ++r) {
@@ -266,6 +265,10 @@ static void compact_without_masters(char* json) {
     json[w++] = ch;
   }
   json[w] = '\0';
+}
+
+/* Without its "masters" member, which the C ABI's JSON does not have. */
+static void drop_masters(char* json) {
   char* masters = strstr(json, "\"masters\":{");
   if (masters == NULL) return;
   char* end = strchr(masters, '}');
@@ -273,22 +276,22 @@ static void compact_without_masters(char* json) {
   memmove(masters, end + 2, strlen(end + 2) + 1); /* the member and its comma */
 }
 
+/* A query dist-info's --master-for TYPE:ID can ask: both given, no rpc layer,
+ * an answer expected. */
+static int through_master_for(const struct master_case* q) {
+  return q->type != NULL && q->id != NULL && q->rpc == NULL && strncmp(q->expected, "error: ", 7) != 0;
+}
+
 static void test_dist_info(void** state) {
   (void)state;
   static const char* const kResolver[] = {"auto", "tf_config", "simple", "slurm", "mpi", "torchrun", "union"};
   static char out[kOutput];
-  char args[kArgs][128];
   for (size_t i = 0; i < kCases; ++i) {
     const struct cluster_case* row = &kClusterCases[i];
     if (row->resolver == DIST_RESOLVER_UNION) continue; /* unions are made of handles: C ABI only */
-    char* argv[kArgs + 1];
-    size_t n = 0;
-#define ARG(...) (snprintf(args[n], sizeof args[n], __VA_ARGS__), argv[n] = args[n], ++n)
-    ARG("%s", getenv("DIST_INFO"));
-    ARG("cluster");
-    ARG("--json");
-    ARG("--resolver");
-    ARG("%s", kResolver[row->resolver]);
+    /* The row's strings are static: argv points at them. */
+    char* argv[kArgs + 1] = {getenv("DIST_INFO"), "cluster", "--json", "--resolver", (char*)kResolver[row->resolver]};
+    size_t n = 5;
     const char* flags[][2] = {{"--task-type", row->task_type},     {"--task-id", row->task_id},
                               {"--rpc-layer", row->rpc_layer},     {"--environment", row->environment},
                               {"--cluster-spec", row->cluster_spec}, {"--master", row->master},
@@ -298,10 +301,18 @@ static void test_dist_info(void** state) {
                               {"--auto-set-gpu", row->auto_set_gpu}};
     for (size_t f = 0; f < sizeof flags / sizeof flags[0]; ++f) {
       if (flags[f][1] == NULL) continue;
-      ARG("%s", flags[f][0]);
-      ARG("%s", flags[f][1]);
+      argv[n++] = (char*)flags[f][0];
+      argv[n++] = (char*)flags[f][1];
     }
-#undef ARG
+    /* master(type, id) of the row's queries that give both, through --master-for. */
+    char master_for[kMaxMasters][64];
+    for (size_t m = 0; m < kMaxMasters && row->masters[m].expected != NULL; ++m) {
+      const struct master_case* q = &row->masters[m];
+      if (!through_master_for(q)) continue;
+      snprintf(master_for[m], sizeof master_for[m], "%s:%s", q->type, q->id);
+      argv[n++] = "--master-for";
+      argv[n++] = master_for[m];
+    }
     argv[n] = NULL;
     int code = run_captured(argv, row->env, out, sizeof out);
     if (row->error != NULL) {
@@ -309,7 +320,16 @@ static void test_dist_info(void** state) {
       continue;
     }
     if (code != 0) fail_msg("%s: dist-info failed (%d): %s", row->name, code, out);
-    compact_without_masters(out);
+    compact(out);
+    for (size_t m = 0; m < kMaxMasters && row->masters[m].expected != NULL; ++m) {
+      const struct master_case* q = &row->masters[m];
+      if (!through_master_for(q)) continue;
+      char key[64], value[128];
+      snprintf(key, sizeof key, "%s:%s", q->type, q->id);
+      snprintf(value, sizeof value, "\"%s\"", q->expected);
+      assert_member(out, key, value, row->name);
+    }
+    drop_masters(out);
     char* expected = json_of(resolved[i]);
     if (strcmp(out, expected) != 0) fail_msg("%s: dist-info gave\n%s\nthe C ABI\n%s", row->name, out, expected);
     dist_string_free(expected);
