@@ -201,8 +201,9 @@ typedef struct dist_cluster_options {
   int32_t port_base;
   /* SLURM: tasks on every node, overriding SLURM_STEP_TASKS_PER_NODE. */
   int32_t tasks_per_node;
-  /* SLURM: GPUs on each node (default: the GPUs this build can count here) and
-   * GPUs per task (default gpus_per_node / the most tasks on one node). */
+  /* SLURM: GPUs on each node (default, as TF: the entries of CUDA_VISIBLE_DEVICES
+   * when set, else the GPUs this build can count here) and GPUs per task
+   * (default gpus_per_node / the most tasks on one node). */
   int32_t gpus_per_node;
   int32_t gpus_per_task;
   /* SLURM: when nonzero (the default, as in TF), export CUDA_VISIBLE_DEVICES for
@@ -217,7 +218,8 @@ typedef struct dist_cluster_options {
    * terminated array). Lets tests and embedders resolve without setenv(). */
   const char* const* env;
 
-  /* Report this many GPUs per task instead of counting devices. */
+  /* Report this many GPUs per task instead of counting devices (SIMPLE: the
+   * only source of its count). */
   int32_t num_gpus;
 } dist_cluster_options_t;
 
@@ -230,13 +232,18 @@ typedef struct dist_cluster_options {
 /* Resolves the cluster this process belongs to. options may be NULL (AUTO).
  *
  * TF_CONFIG: {"cluster": {job: [addr, ...] | {"index": addr}}, "task": {"type": T,
- *   "index": I}, "rpc_layer": R, "environment": E}; every key is optional, and
- *   unknown keys are ignored, as TensorFlow does. An unset or empty TF_CONFIG is
- *   an empty cluster.
+ *   "index": I}, "rpc_layer": R, "session_master": M, "environment": E}; every key
+ *   is optional, and unknown keys are ignored, as TensorFlow does. As TF, a type
+ *   given as an integer is its decimal text and an index given as a numeric
+ *   string is that number. An unset or empty TF_CONFIG is an empty cluster.
  * SLURM: SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_STEP_NODELIST (hostlist syntax,
- *   "t02n[13-16,20],gpu-[001-003]") and SLURM_STEP_TASKS_PER_NODE ("2(x3),1"); the
- *   addresses are host:(port_base + local index) in node order; task type/id from
- *   the jobs split; the task's CUDA_VISIBLE_DEVICES is reported.
+ *   "t02n[13-16,20],gpu-[001-003]") and SLURM_STEP_TASKS_PER_NODE ("2(x3),1"); as
+ *   TF, the nodes are sorted by name (each keeps its task count) and the
+ *   addresses are host:(port_base + local index) in that order; task type/id
+ *   from the jobs split; the task's CUDA_VISIBLE_DEVICES is reported; the rpc
+ *   layer is "grpc" unless given. SLURM_STEP_NUM_TASKS is needed without jobs
+ *   and must match the nodes' tasks where set. Where SLURMD_NODENAME is set and
+ *   the sorted order would put this rank on another node, the call fails.
  * MPI and TORCHRUN: rank and size from the launcher (OMPI_COMM_WORLD_RANK/SIZE/
  *   LOCAL_SIZE or PMI_RANK/PMI_SIZE/MPI_LOCALNRANKS; RANK/WORLD_SIZE/
  *   LOCAL_WORLD_SIZE). Task r listens at master_addr:(port_base + r), where
@@ -298,17 +305,29 @@ DIST_EXPORT dist_status_t dist_cluster_task_address(const dist_cluster_t* cluste
                                                     const char* job, int32_t task_index,
                                                     const char** address);
 
-/* TF's master(task_type, task_id, rpc_layer): the address of the given task (or of
- * this task when task_type is NULL or task_id < 0), prefixed with "<rpc_layer>://"
- * when an rpc layer is given or set. "" when no task is known (a SIMPLE cluster
- * then returns its `master` option). The string is the caller's (dist_string_free). */
+/* TF's master(task_type, task_id, rpc_layer), with the rule of the resolver that
+ * made the cluster (task_type NULL / task_id < 0 / rpc_layer NULL: not given):
+ *   TF_CONFIG (and dist_cluster_from_json): TF_CONFIG's "session_master" as is when
+ *     set; "" for a cluster with no task or a single task; else the address of the
+ *     given task (what is not given comes from this task; neither known:
+ *     DIST_ERR_INVALID_ARGUMENT), prefixed with "<layer>://" for the given layer,
+ *     else the cluster's ("" given: no layer).
+ *   SIMPLE: the given task (type and id both), else the `master` option ("" when
+ *     unset); never this task. Layer: the given one, else the cluster's.
+ *   SLURM, MPI, TORCHRUN: the given task, else this task ("" when unknown). Layer:
+ *     the given one, else the cluster's (SLURM's default layer is "grpc").
+ *   UNION: the given task (type and id both) in the merged spec, with the given
+ *     layer or the union's own rpc_layer option; else the first member's master().
+ * The string is the caller's (dist_string_free). */
 DIST_EXPORT dist_status_t dist_cluster_master(const dist_cluster_t* cluster,
                                               const char* task_type, int32_t task_id,
                                               const char* rpc_layer, char** master);
 
 /* Accelerators of `device_type` ("GPU"; NULL means "GPU") available to this task:
- * from CUDA when built with it, else from hwloc; the Slurm resolver reports its
- * GPUs per task. 0 when there are none. */
+ * TF_CONFIG, MPI, TORCHRUN count them (CUDA when built with it, else hwloc); SLURM
+ * reports its GPUs per task; SIMPLE reports num_gpus and nothing when unset (as
+ * TF's default {}); UNION the first member's. num_gpus overrides all of them.
+ * 0 when there are none. */
 DIST_EXPORT dist_status_t dist_cluster_num_accelerators(const dist_cluster_t* cluster,
                                                         const char* device_type,
                                                         int32_t* count);
@@ -320,7 +339,8 @@ DIST_EXPORT dist_status_t dist_cluster_cuda_visible_devices(const dist_cluster_t
 
 /* The whole resolved view as one JSON object (dist-info's format):
  * {"resolver", "cluster", "task_type", "task_id", "rpc_layer", "environment",
- *  "master", "num_accelerators", "cuda_visible_devices"}; absent facts are null.
+ *  "master", "num_accelerators", "cuda_visible_devices"}; absent facts are null
+ * ("master" too where master() fails); TF_CONFIG's "session_master" is added when set.
  * Jobs given densely are lists; sparse ones are {"index": address} maps. */
 DIST_EXPORT dist_status_t dist_cluster_to_json(const dist_cluster_t* cluster, char** json);
 

@@ -48,8 +48,11 @@ static void test_simple(void** state) {
   (void)state;
   dist_cluster_t* c = simple("{\"worker\": [\"w0:1\", \"w1:1\"], \"ps\": [\"p0:1\"]}", "worker", 1, "grpc");
   assert_task(c, "worker", 1);
-  assert_master(c, NULL, -1, NULL, "grpc://w1:1");
+  /* As TF's SimpleClusterResolver: master() never falls back to this task. */
+  assert_master(c, NULL, -1, NULL, "");
+  assert_master(c, "worker", -1, NULL, "");
   assert_master(c, "ps", 0, NULL, "grpc://p0:1");
+  assert_master(c, "ps", 0, "", "grpc://p0:1"); /* `rpc_layer or self._rpc_layer` */
   dist_resolver_kind_t kind = -1;
   assert_dist_ok(dist_cluster_resolver(c, &kind));
   assert_int_equal(kind, DIST_RESOLVER_SIMPLE);
@@ -86,9 +89,14 @@ static void test_union_lists_concatenate(void** state) {
   const dist_cluster_t* members[] = {a, b};
   dist_cluster_t* u = NULL;
   assert_dist_ok(resolve_union(members, 2, NULL, 0, &u));
-  /* Task, rpc layer and master come from the first member. */
+  /* Task and rpc layer come from the first member, and so does master():
+   * a SIMPLE member without a `master` option has none. */
   assert_task(u, "worker", 1);
-  assert_master(u, NULL, -1, NULL, "grpc://b:1");
+  assert_master(u, NULL, -1, NULL, "");
+  /* A task given to master() is looked up in the merged spec, with the
+   * union's own rpc layer (none here), not the member's. */
+  assert_master(u, "worker", 2, NULL, "c:1");
+  assert_master(u, "worker", 2, "grpc", "grpc://c:1");
   assert_int_equal(num_tasks_of(u, "worker"), 3);
   assert_string_equal(address_of(u, "worker", 0), "a:1");
   assert_string_equal(address_of(u, "worker", 2), "c:1");
@@ -98,10 +106,11 @@ static void test_union_lists_concatenate(void** state) {
   assert_int_equal(kind, DIST_RESOLVER_UNION);
   dist_cluster_destroy(u);
 
-  /* Overrides apply to the union. */
+  /* Overrides apply to the union's task; master() is still the first member's. */
   assert_dist_ok(resolve_union(members, 2, "ps", 1, &u));
   assert_task(u, "ps", 1);
-  assert_master(u, NULL, -1, NULL, "grpc://q:1");
+  assert_master(u, NULL, -1, NULL, "");
+  assert_master(u, "ps", 1, NULL, "q:1");
   dist_cluster_destroy(u);
   dist_cluster_destroy(a);
   dist_cluster_destroy(b);

@@ -89,16 +89,18 @@ static void test_single_node(void** state) {
   static const char* const workers[] = {"node1:8888", "node1:8889", NULL};
   assert_job(c, "worker", workers);
   assert_task(c, "worker", 1);
-  assert_master(c, NULL, -1, NULL, "node1:8889");
-  assert_master(c, "worker", 0, NULL, "node1:8888");
-  assert_master(c, "worker", 0, "grpc", "grpc://node1:8888");
+  assert_master(c, NULL, -1, NULL, "grpc://node1:8889");
+  assert_master(c, "worker", 0, NULL, "grpc://node1:8888");
+  assert_master(c, "worker", 0, "ucx", "ucx://node1:8888");
+  assert_master(c, "worker", 0, "", "grpc://node1:8888"); /* TF's `rpc_layer or self.rpc_layer` */
   dist_resolver_kind_t kind = -1;
   assert_dist_ok(dist_cluster_resolver(c, &kind));
   assert_int_equal(kind, DIST_RESOLVER_SLURM);
-  /* Unlike TF (whose default is "grpc"), no rpc layer unless asked for. */
-  const char* rpc = "unset";
+  /* TF's default rpc layer. */
+  const char* rpc = NULL;
   assert_dist_ok(dist_cluster_rpc_layer(c, &rpc));
-  assert_null(rpc);
+  assert_non_null(rpc);
+  assert_string_equal(rpc, "grpc");
   size_t jobs = 0;
   assert_dist_ok(dist_cluster_num_jobs(c, &jobs));
   assert_int_equal(jobs, 1);
@@ -107,15 +109,16 @@ static void test_single_node(void** state) {
 
 static void test_multi_node_hostlist(void** state) {
   (void)state;
-  /* 8 nodes: the first three run two tasks, the other five one. */
+  /* 8 nodes: the first three listed run two tasks, the other five one. As TF
+   * does, the nodes are sorted by name and keep their counts. */
   const struct slurm_step step = {"7", "11", "t02n[13-16,20],gpu-[001-003]", "2(x3),1(x5)"};
   dist_cluster_t* c = resolve_step(&step);
-  static const char* const workers[] = {"t02n13:8888", "t02n13:8889", "t02n14:8888", "t02n14:8889",
-                                        "t02n15:8888", "t02n15:8889", "t02n16:8888", "t02n20:8888",
-                                        "gpu-001:8888", "gpu-002:8888", "gpu-003:8888", NULL};
+  static const char* const workers[] = {"gpu-001:8888", "gpu-002:8888", "gpu-003:8888", "t02n13:8888",
+                                        "t02n13:8889",  "t02n14:8888",  "t02n14:8889",  "t02n15:8888",
+                                        "t02n15:8889",  "t02n16:8888",  "t02n20:8888",  NULL};
   assert_job(c, "worker", workers);
   assert_task(c, "worker", 7);
-  assert_master(c, NULL, -1, NULL, "t02n20:8888");
+  assert_master(c, NULL, -1, NULL, "grpc://t02n15:8888");
   dist_cluster_destroy(c);
 }
 
@@ -148,7 +151,7 @@ static void test_hostlist_forms(void** state) {
 
   const struct slurm_step unpadded = {"0", "3", "c[9-11]", "1,1,1"};
   c = resolve_step(&unpadded);
-  static const char* const unpadded_hosts[] = {"c9:8888", "c10:8888", "c11:8888", NULL};
+  static const char* const unpadded_hosts[] = {"c10:8888", "c11:8888", "c9:8888", NULL};  /* sorted as TF */
   assert_job(c, "worker", unpadded_hosts);
   dist_cluster_destroy(c);
 
@@ -161,10 +164,10 @@ static void test_hostlist_forms(void** state) {
   assert_task(c, "worker", 2);
   dist_cluster_destroy(c);
 
-  /* Node order is the list's, not sorted (n10 stays after n9). */
+  /* Node order is TF's: sorted by name (n10 before n9). */
   const struct slurm_step order = {"0", "3", "n9,n10,a1", "1(x3)"};
   c = resolve_step(&order);
-  static const char* const order_hosts[] = {"n9:8888", "n10:8888", "a1:8888", NULL};
+  static const char* const order_hosts[] = {"a1:8888", "n10:8888", "n9:8888", NULL};
   assert_job(c, "worker", order_hosts);
   dist_cluster_destroy(c);
 }
@@ -182,10 +185,10 @@ static void test_jobs_split(void** state) {
     int32_t id;
     const char* master;
   } expected[] = {
-      {"0", "ps", 0, "h1:8888"},
-      {"1", "worker", 0, "h1:8889"},
-      {"2", "worker", 1, "h2:8888"},
-      {"3", "worker", 2, "h2:8889"},
+      {"0", "ps", 0, "grpc://h1:8888"},
+      {"1", "worker", 0, "grpc://h1:8889"},
+      {"2", "worker", 1, "grpc://h2:8888"},
+      {"3", "worker", 2, "grpc://h2:8889"},
   };
   for (size_t i = 0; i < sizeof expected / sizeof expected[0]; ++i) {
     const struct slurm_step step = {expected[i].procid, "4", "h[1-2]", "2(x2)"};
@@ -234,7 +237,7 @@ static void test_port_base_and_overrides(void** state) {
   options.task_id = 0;
   c = resolve_ok(&options);
   assert_task(c, "worker", 0);
-  assert_master(c, NULL, -1, NULL, "h1:8888");
+  assert_master(c, NULL, -1, NULL, "grpc://h1:8888");
   dist_cluster_destroy(c);
 }
 
@@ -382,8 +385,8 @@ static void test_to_json(void** state) {
   char* json = json_of(c);
   assert_string_equal(json,
                       "{\"cluster\":{\"worker\":[\"n1:8888\",\"n1:8889\",\"n2:8888\"]},"
-                      "\"cuda_visible_devices\":\"2,3\",\"environment\":null,\"master\":\"n1:8889\","
-                      "\"num_accelerators\":{\"GPU\":2},\"resolver\":\"slurm\",\"rpc_layer\":null,"
+                      "\"cuda_visible_devices\":\"2,3\",\"environment\":null,\"master\":\"grpc://n1:8889\","
+                      "\"num_accelerators\":{\"GPU\":2},\"resolver\":\"slurm\",\"rpc_layer\":\"grpc\","
                       "\"task_id\":1,\"task_type\":\"worker\"}");
   /* The JSON reads back as the same cluster. */
   dist_cluster_t* back = NULL;
@@ -410,7 +413,7 @@ static void test_auto_picks_slurm(void** state) {
   dist_resolver_kind_t kind = -1;
   assert_dist_ok(dist_cluster_resolver(c, &kind));
   assert_int_equal(kind, DIST_RESOLVER_SLURM);
-  assert_master(c, NULL, -1, NULL, "solo:8888");
+  assert_master(c, NULL, -1, NULL, "grpc://solo:8888");
   dist_cluster_destroy(c);
 }
 
@@ -491,7 +494,8 @@ static void test_environment_errors(void** state) {
       {{"0", "4", "n[1-3]", "2(x2)"}, "SLURM_STEP_TASKS_PER_NODE '2(x2)' gives 2 nodes",
        "SLURM_STEP_NODELIST 'n[1-3]' has 3"},
       {{"0", "3", "n[1-2]", "2(x2)"}, "the nodes run 4 tasks", "SLURM_STEP_NUM_TASKS is 3"},
-      {{"0", "2", "n1,n1", "1,1"}, "address 'n1:8888'", "used by both"},
+      /* A node listed twice is one node (TF's host -> count map). */
+      {{"0", "2", "n1,n1", "1,1"}, "the nodes run 1 tasks", "SLURM_STEP_NUM_TASKS is 2"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     struct env_buffer buffer;

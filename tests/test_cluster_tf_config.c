@@ -59,7 +59,7 @@ static void test_master(void** state) {
   assert_master(c, NULL, -1, NULL, "grpc://host2:2222");     /* this task */
   assert_master(c, "ps", 0, NULL, "grpc://host3:2222");
   assert_master(c, "chief", 0, "ucx", "ucx://host0:2222");   /* explicit layer wins */
-  assert_master(c, "ps", 0, "", "grpc://host3:2222");        /* "" means: the cluster's */
+  assert_master(c, "ps", 0, "", "host3:2222");               /* TF_CONFIG: "" means no layer */
   assert_master(c, "worker", -1, NULL, "grpc://host2:2222"); /* id from this task */
   char* master = NULL;
   assert_dist_error(dist_cluster_master(c, "ps", 4, NULL, &master), DIST_ERR_INVALID_ARGUMENT,
@@ -69,13 +69,14 @@ static void test_master(void** state) {
   assert_null(master); /* outputs are written only on success */
   dist_cluster_destroy(c);
 
-  /* Without an rpc layer the address is bare; without a task, master() is "". */
-  c = resolved("{\"cluster\": {\"worker\": [\"a:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}}");
+  /* Without an rpc layer the address is bare. */
+  c = resolved("{\"cluster\": {\"worker\": [\"a:1\", \"b:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}}");
   assert_master(c, NULL, -1, NULL, "a:1");
   dist_cluster_destroy(c);
-  c = resolved("{\"cluster\": {\"worker\": [\"a:1\"]}}");
+  /* As TF: a cluster of one task has no master, whatever task is asked for. */
+  c = resolved("{\"cluster\": {\"worker\": [\"a:1\"]}, \"task\": {\"type\": \"worker\", \"index\": 0}}");
   assert_master(c, NULL, -1, NULL, "");
-  assert_master(c, "worker", 0, "grpc", "grpc://a:1");
+  assert_master(c, "worker", 0, "grpc", "");
   dist_cluster_destroy(c);
 }
 
@@ -229,6 +230,18 @@ static void test_json_round_trip(void** state) {
   dist_cluster_destroy(copy);
   dist_cluster_destroy(c);
 
+  /* TF_CONFIG's session_master is written out and read back: master() stays it. */
+  c = resolved("{\"cluster\": {\"worker\": [\"h:1\", \"h:2\"]}, \"session_master\": \"s:9\"}");
+  first = json_of(c);
+  assert_non_null(strstr(first, "\"master\":\"s:9\""));
+  assert_non_null(strstr(first, "\"session_master\":\"s:9\""));
+  assert_dist_ok(dist_cluster_from_json(first, &copy));
+  assert_master(copy, NULL, -1, NULL, "s:9");
+  assert_master(copy, "worker", 1, "grpc", "s:9");
+  dist_string_free(first);
+  dist_cluster_destroy(copy);
+  dist_cluster_destroy(c);
+
   /* from_json reads TF_CONFIG's own shape too, with the same checks. */
   assert_dist_ok(dist_cluster_from_json(kThreeJobs, &copy));
   assert_task(copy, "worker", 1);
@@ -266,7 +279,8 @@ static void test_malformed(void** state) {
       {"{\"cluster\": {\"evaluator\": [\"h:1\", \"h:2\"]}}", "cluster.evaluator has 2 tasks", "at most one evaluator"},
       {"{\"cluster\": {\"worker\": [\"h:1\"], \"ps\": [\"h:1\"]}}", "address 'h:1' is used by both", "ps:0"},
       {"{\"task\": [1]}", "TF_CONFIG: task must be an object", "array"},
-      {"{\"task\": {\"type\": 3}}", "TF_CONFIG: task: type 3 must be a string", "number"},
+      {"{\"task\": {\"type\": 1.5}}", "TF_CONFIG: task: type 1.5 must be a string", "number"},
+      {"{\"task\": {\"type\": true}}", "TF_CONFIG: task: type true must be a string", "bool"},
       {"{\"task\": {\"type\": \"\"}}", "task.type is empty", "TF_CONFIG"},
       {"{\"cluster\": {\"ps\": [\"h:1\"], \"worker\": [\"h:2\"]}, \"task\": {\"type\": \"foo\", \"index\": 0}}",
        "TF_CONFIG: task.type 'foo' is not a job in the cluster", "(jobs: ps, worker)"},

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -25,21 +26,48 @@ enum class ResolverKind : int32_t {
 // "tf_config", "simple", ...; nullptr for a value outside the enum.
 const char* resolver_name(ResolverKind kind);
 
+// How master() answers when asked without a task, after the TF resolver each
+// source mirrors (their master() methods differ).
+enum class MasterRule : int32_t {
+  // SlurmClusterResolver's, and the default (the MPI and torchrun resolvers,
+  // clusters built otherwise): the given task, else this task; "" when
+  // neither is known. An empty rpc argument means "the cluster's".
+  kOwnTask,
+  // TFConfigClusterResolver: session_master when TF_CONFIG has one; "" for a
+  // cluster with no task or a single task; else the given task, else this
+  // task (an error when neither is known). An empty rpc argument means none.
+  kTfConfig,
+  // SimpleClusterResolver: the given task (type and id both), else the
+  // `master` option; never this task.
+  kSimple,
+  // UnionClusterResolver: the given task (type and id both) in the merged
+  // spec with the union's own rpc layer, else the first member's master().
+  kUnion,
+};
+
 struct ResolvedCluster {
   ResolverKind resolver = ResolverKind::kTfConfig;
+  MasterRule master_rule = MasterRule::kOwnTask;
   ClusterSpec spec;
   std::optional<std::string> task_type;
   std::optional<int32_t> task_id;
   std::optional<std::string> rpc_layer;
   std::optional<std::string> environment;
-  // What master() returns when no task is known (SimpleClusterResolver's master).
+  // kTfConfig: TF_CONFIG's "session_master", which master() returns as is.
+  std::optional<std::string> session_master;
+  // kSimple: what master() returns without a task (the `master` option).
   std::string default_master;
+  // kUnion: the first member, which answers master() without a task, and the
+  // rpc layer given to the union itself (not inherited from the member).
+  std::shared_ptr<const ResolvedCluster> first_member;
+  std::optional<std::string> own_rpc_layer;
   // Device type -> count available to this task, e.g. {"GPU": 0}.
   std::map<std::string, int32_t> accelerators;
   std::optional<std::string> cuda_visible_devices;
 
-  // TF's master(task_type, task_id, rpc_layer): missing arguments come from this
-  // task; "" when no task is known and there is no default master.
+  // TF's master(task_type, task_id, rpc_layer) under this cluster's rule.
+  // Throws (invalid argument) where TF raises: an unknown task, or a
+  // TF_CONFIG cluster of several tasks asked without any task.
   std::string master(const std::optional<std::string>& type = std::nullopt,
                      std::optional<int32_t> id = std::nullopt,
                      const std::optional<std::string>& rpc = std::nullopt) const;

@@ -1,6 +1,9 @@
 // TFConfigClusterResolver: the TF_CONFIG environment variable, a JSON document
 // {"cluster": {...}, "task": {"type": T, "index": I}, "rpc_layer": R,
-//  "environment": E}. Every key is optional and unknown keys are ignored.
+//  "session_master": M, "environment": E}. Every key is optional and unknown
+// keys are ignored. As TF reads it: a task type given as a number is its
+// decimal text (str(123456)), an index given as a numeric string is that
+// number, and session_master, when present, is master() itself.
 #include "base/numbers.h"
 #include "base/status.h"
 #include "cluster/resolver.h"
@@ -18,6 +21,14 @@ std::optional<std::string> optional_string(const Json& doc, const char* key,
                  json_type_name(*it));
   }
   return it->get<std::string>();
+}
+
+// TF takes str(task["type"]): a job named by a number ("123456") may be given
+// as one. Other JSON types have no text both languages agree on.
+std::optional<std::string> optional_task_type(const Json& task, const std::string& where) {
+  auto it = task.find("type");
+  if (it != task.end() && it->is_number_integer()) return dump_json(*it);
+  return optional_string(task, "type", where);
 }
 
 // task.index arrives as a number or, from some launchers, as a numeric string.
@@ -40,6 +51,7 @@ std::optional<int32_t> optional_index(const Json& value, const std::string& fiel
 ResolvedCluster parse_tf_config(const std::string& text, const std::string& where) {
   ResolvedCluster cluster;
   cluster.resolver = ResolverKind::kTfConfig;
+  cluster.master_rule = MasterRule::kTfConfig;
   // TF treats an unset or empty TF_CONFIG as an empty configuration.
   if (text.find_first_not_of(" \t\r\n") == std::string::npos) return cluster;
   Json doc = parse_json(text, where);
@@ -57,7 +69,7 @@ ResolvedCluster parse_tf_config(const std::string& text, const std::string& wher
       fail_invalid(where + ": task must be an object {\"type\", \"index\"}, not a " +
                    json_type_name(*it));
     }
-    cluster.task_type = optional_string(*it, "type", where + ": task");
+    cluster.task_type = optional_task_type(*it, where + ": task");
     if (auto index = it->find("index"); index != it->end()) {
       cluster.task_id = optional_index(*index, where + ": task.index");
     }
@@ -68,6 +80,7 @@ ResolvedCluster parse_tf_config(const std::string& text, const std::string& wher
     }
   }
   cluster.rpc_layer = optional_string(doc, "rpc_layer", where);
+  cluster.session_master = optional_string(doc, "session_master", where);
   cluster.environment = optional_string(doc, "environment", where);
   // Facts dist_cluster_to_json records beside the TF_CONFIG keys, read back so
   // that its output round-trips.

@@ -1,6 +1,6 @@
 // UnionClusterResolver: merges the specs of several resolved clusters. Task type,
-// id, rpc layer, environment, master and accelerators come from the first member
-// (unless overridden). A job that is a list in every member is concatenated; if
+// id, rpc layer, environment and accelerators come from the first member
+// (unless overridden); master() without a task is the first member's own. A job that is a list in every member is concatenated; if
 // any member gives it as a map, the members are merged by index and an index
 // given twice is an error.
 #include "base/status.h"
@@ -54,6 +54,9 @@ ResolvedCluster resolve_union(const ResolveOptions& options) {
   const ResolvedCluster& first = *options.members.front();
   ResolvedCluster cluster = first;
   cluster.resolver = ResolverKind::kUnion;
+  cluster.master_rule = MasterRule::kUnion;
+  cluster.first_member = std::make_shared<const ResolvedCluster>(first);
+  cluster.own_rpc_layer = options.rpc_layer;
   cluster.spec = merge_specs(options.members);
   apply_overrides(cluster, options);
   if (options.num_gpus) set_local_accelerators(cluster, options);

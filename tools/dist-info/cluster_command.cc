@@ -99,6 +99,9 @@ void parse_flags(const Args& args, ClusterFlags& flags) {
     } else if (flag == "--auto-set-gpu") {
       o.auto_set_gpu = parse_bool(value, flag) ? 1 : 0;
       o.field_mask |= DIST_CLUSTER_OPT_AUTO_SET_GPU;
+    } else if (flag == "--num-gpus") {
+      o.num_gpus = parse_int32(value, flag);
+      o.field_mask |= DIST_CLUSTER_OPT_NUM_GPUS;
     } else if (flag == "--master-for") {
       flags.masters.push_back(value);
     } else {

@@ -16,7 +16,7 @@ constexpr const char* kUsage =
     "          [--cluster-spec JSON] [--master ADDR]            (simple)\n"
     "          [--jobs ps=1,worker=3] [--port-base P] [--tasks-per-node K]\n"
     "          [--gpus-per-node G] [--gpus-per-task G] [--auto-set-gpu true|false]\n"
-    "          [--master-for TYPE:ID ...] [--json]\n"
+    "          [--num-gpus G] [--master-for TYPE:ID ...] [--json]\n"
     "      resolve this process's cluster and print it\n"
     "  expand-hostlist EXPR   one host per line, as `scontrol show hostnames`\n"
     "  build                  version, build features and linked components\n"
