@@ -3,6 +3,7 @@
 #include "c_api/handles.h"
 #include "c_api/cluster_handle.h"
 #include "collectives/algorithm_table.h"
+#include "transport/join.h"
 #include "transport/oob_bootstrap.h"
 
 using dist::call_guarded;
@@ -32,6 +33,16 @@ std::vector<int> all_ranks(int size) {
   return ranks;
 }
 
+dist_context* wrap_context(JoinedContext joined) {
+  auto created = std::make_unique<dist_context>();
+  created->context = std::move(joined.context);
+  created->cluster = make_cluster_handle(std::move(joined.cluster));
+  created->world.is_world = true;
+  created->world.communicator =
+      std::make_unique<Communicator>(*created->context, 0, all_ranks(created->context->size()));
+  return created.release();
+}
+
 }  // namespace
 }  // namespace dist
 
@@ -42,13 +53,7 @@ DIST_EXPORT dist_status_t dist_context_create(const dist_cluster_t* cluster, con
   return call_guarded(__func__, [&] {
     require(cluster, "cluster");
     require(context, "context");
-    auto created = std::make_unique<dist_context>();
-    created->context = std::make_unique<dist::Context>(cluster->resolved, dist::read_context_options(options));
-    created->cluster = *cluster;
-    created->world.is_world = true;
-    created->world.communicator =
-        std::make_unique<dist::Communicator>(*created->context, 0, dist::all_ranks(created->context->size()));
-    *context = created.release();
+    *context = dist::wrap_context(dist::join_cluster(cluster->resolved, dist::read_context_options(options)));
   });
 }
 
@@ -67,15 +72,7 @@ DIST_EXPORT dist_status_t dist_context_create_oob(const dist_oob_t* oob, const d
     };
     exchange.test = [oob](void* request) { return oob->test(oob->user_data, request); };
     if (oob->free != nullptr) exchange.free = [oob](void* request) { oob->free(oob->user_data, request); };
-    dist::OobJoin join = dist::join_out_of_band(exchange, dist::read_context_options(options));
-    auto created = std::make_unique<dist_context>();
-    created->context = std::move(join.context);
-    created->cluster.resolved = std::move(join.cluster);
-    created->cluster.job_names = {"worker"};  // the one job an out-of-band cluster has
-    created->world.is_world = true;
-    created->world.communicator =
-        std::make_unique<dist::Communicator>(*created->context, 0, dist::all_ranks(created->context->size()));
-    *context = created.release();
+    *context = dist::wrap_context(dist::join_out_of_band(exchange, dist::read_context_options(options)));
   });
 }
 

@@ -24,6 +24,7 @@ std::string format_master_url(const std::string& address, const std::string& rpc
 std::string ResolvedCluster::master(const std::optional<std::string>& type,
                                     std::optional<int32_t> id,
                                     const std::optional<std::string>& rpc) const {
+  if (rendezvous && spec.empty()) return "";  // no address is known before the rendezvous
   const std::optional<std::string>& use_type = type ? type : task_type;
   std::optional<int32_t> use_id = id ? id : task_id;
   // As TF: an explicit rpc layer wins, then the cluster's; an empty one means none.
@@ -51,6 +52,13 @@ Json ResolvedCluster::to_json() const {
   out["master"] = m.empty() ? Json(nullptr) : Json(m);
   out["num_accelerators"] = Json(accelerators);
   out["cuda_visible_devices"] = or_null(cuda_visible_devices);
+  if (rendezvous) {
+    Json point = Json::object();
+    point["address"] = rendezvous->address;
+    point["rank"] = rendezvous->rank;
+    point["size"] = rendezvous->size;
+    out["rendezvous"] = point;
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "cluster/cluster_spec.h"
+#include "cluster/job_layout.h"
 
 namespace dist {
 
@@ -25,6 +26,18 @@ enum class ResolverKind : int32_t {
 // "tf_config", "simple", ...; nullptr for a value outside the enum.
 const char* resolver_name(ResolverKind kind);
 
+// Where every task's address comes from when a launcher gave ranks but not
+// hosts (torchrun or mpirun across hosts): a rendezvous at `address`, run by
+// the transport when the context joins (transport/rendezvous.h). Rank 0
+// listens there; the tasks' addresses become spec, laid out as `jobs` says.
+struct RendezvousPoint {
+  std::string address;  // "host:port"
+  int32_t rank = 0;
+  int32_t size = 0;
+  JobCounts jobs;       // normalized: ranks 0..size-1 in sorted job-name order
+  std::string source;   // "torchrun", "MPI": prefixes messages
+};
+
 struct ResolvedCluster {
   ResolverKind resolver = ResolverKind::kTfConfig;
   ClusterSpec spec;
@@ -37,6 +50,8 @@ struct ResolvedCluster {
   // Device type -> count available to this task, e.g. {"GPU": 0}.
   std::map<std::string, int32_t> accelerators;
   std::optional<std::string> cuda_visible_devices;
+  // Set while the addresses are still to be gathered (spec is empty until then).
+  std::optional<RendezvousPoint> rendezvous;
 
   // TF's master(task_type, task_id, rpc_layer): missing arguments come from this
   // task; "" when no task is known and there is no default master.

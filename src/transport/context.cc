@@ -77,17 +77,13 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options, 
     return;
   }
 
-  auto token = load_cluster_token(options.token, options.env);
-  if (!token) {
-    fail(Status::kAuth, "context: no cluster token: set DIST_CLUSTER_TOKEN or DIST_CLUSTER_TOKEN_FILE (dist-run "
-                        "does this for you), or pass one in the options");
-  }
+  const std::string token = require_cluster_token(options.token, options.env, "context");
   worker_ = std::make_unique<UcxWorker>();
   BootstrapRequest request;
   request.addresses = addresses;
   request.names = names_;
   request.rank = rank_;
-  request.token = *token;
+  request.token = token;
   request.cluster_fingerprint = cluster_fingerprint(addresses);
   request.transport_address = worker_->address();
   request.network_address = worker_->network_address();

@@ -146,7 +146,7 @@ void check_exchange(const OobExchange& exchange) {
 
 }  // namespace
 
-OobJoin join_out_of_band(const OobExchange& exchange, const ContextOptions& options) {
+JoinedContext join_out_of_band(const OobExchange& exchange, const ContextOptions& options) {
   check_exchange(exchange);
   const SteadyTime deadline = std::chrono::steady_clock::now() + options.connect_timeout;
   const auto token = load_cluster_token(options.token, options.env);
@@ -170,7 +170,7 @@ OobJoin join_out_of_band(const OobExchange& exchange, const ContextOptions& opti
   all_gather(exchange, &mine, records.data(), sizeof mine, deadline, options.connect_timeout);
   check_records(records, mine);
 
-  OobJoin join;
+  JoinedContext join;
   std::vector<std::string> addresses;
   for (const OobRecord& record : records) addresses.emplace_back(record.address);
   join.cluster.resolver = ResolverKind::kSimple;

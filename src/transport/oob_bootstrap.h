@@ -10,10 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <memory>
 
-#include "cluster/resolved_cluster.h"
-#include "transport/context.h"
+#include "transport/join.h"
 
 namespace dist {
 
@@ -30,15 +28,11 @@ struct OobExchange {
   std::function<void(void* request)> free;
 };
 
-struct OobJoin {
-  ResolvedCluster cluster;  // job "worker": every rank's address; this task is worker:rank
-  std::unique_ptr<Context> context;
-};
-
-// Bounded by options.connect_timeout, the exchange included: an exchange still
+// The cluster is job "worker" with every rank's address; this task is
+// worker:rank. Bounded by options.connect_timeout, the exchange included: an exchange still
 // in progress then is freed and kTimeout thrown. A failed exchange throws
 // kPeerFailed with the callback's code; ranks that disagree throw kMismatch
 // (size, order) or kAuth (token) naming the rank.
-OobJoin join_out_of_band(const OobExchange& exchange, const ContextOptions& options);
+JoinedContext join_out_of_band(const OobExchange& exchange, const ContextOptions& options);
 
 }  // namespace dist

@@ -57,6 +57,11 @@ static void kill_ranks(void) {
 
 struct launch* layout_start(const struct layout* layout, const char* program, const char* const* args,
                             const char* const* extra_env) {
+  return layout_start_ranks(layout, program, args, extra_env, NULL);
+}
+
+struct launch* layout_start_ranks(const struct layout* layout, const char* program, const char* const* args,
+                                  const char* const* extra_env, const char* const* const* rank_env) {
   if (layout->ranks < 1 || layout->ranks > kMaxRanks) fail_msg("layout %s: %d ranks", layout->name, layout->ranks);
   layout_teardown(NULL);
   hosts_on_cleanup(kill_ranks);
@@ -75,7 +80,14 @@ struct launch* layout_start(const struct layout* layout, const char* program, co
       argv[count++] = *a;
     }
     argv[count] = NULL;
-    launch_rank(&current, r, kToken, extra_env, argv);
+    const char* env[64];
+    size_t entries = 0;
+    for (const char* const* e = extra_env; e != NULL && *e != NULL && entries + 1 < 64; ++e) env[entries++] = *e;
+    for (const char* const* e = rank_env ? rank_env[r] : NULL; e != NULL && *e != NULL && entries + 1 < 64; ++e) {
+      env[entries++] = *e;
+    }
+    env[entries] = NULL;
+    launch_rank(&current, r, kToken, env, argv);
   }
   return &current;
 }

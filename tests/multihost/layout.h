@@ -39,6 +39,12 @@ void layout_hosts_text(const struct layout* layout, char* text, size_t size);
 struct launch* layout_start(const struct layout* layout, const char* program, const char* const* args,
                             const char* const* extra_env);
 
+/* As layout_start, and rank r also gets the entries of rank_env[r] (each
+ * NULL-terminated; rank_env may be NULL): what a launcher tells each task
+ * (RANK, OMPI_COMM_WORLD_RANK, ...). */
+struct launch* layout_start_ranks(const struct layout* layout, const char* program, const char* const* args,
+                                  const char* const* extra_env, const char* const* const* rank_env);
+
 /* Waits until every rank has printed `text`; otherwise (time out, a rank
  * exited first) kills them all and fails the test with their output. */
 void layout_wait_for(const char* text, double seconds);
