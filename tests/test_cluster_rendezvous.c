@@ -137,11 +137,30 @@ static void test_rendezvous_errors(void** state) {
   }
 }
 
+/* A union needs every member's addresses: a rendezvous cluster has none yet. */
+static void test_union_refuses_rendezvous(void** state) {
+  (void)state;
+  const char* env[] = {"PMI_RANK=0", "PMI_SIZE=2", "DIST_RENDEZVOUS=head:7000", NULL};
+  dist_cluster_t* member = resolved(DIST_RESOLVER_MPI, env);
+  const dist_cluster_t* members[] = {member};
+  dist_cluster_options_t options = DIST_CLUSTER_OPTIONS_INIT;
+  options.field_mask = DIST_CLUSTER_OPT_RESOLVER | DIST_CLUSTER_OPT_MEMBERS;
+  options.resolver = DIST_RESOLVER_UNION;
+  options.members = members;
+  options.num_members = 1;
+  dist_cluster_t* c = NULL;
+  assert_dist_error(dist_cluster_resolve(&options, &c), DIST_ERR_UNSUPPORTED,
+                    "members[0]'s addresses come from a rendezvous at head:7000");
+  assert_null(c);
+  dist_cluster_destroy(member);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_torchrun_across_hosts),
       cmocka_unit_test(test_mpirun_with_rendezvous_variable),
       cmocka_unit_test(test_rendezvous_errors),
+      cmocka_unit_test(test_union_refuses_rendezvous),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
