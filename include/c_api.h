@@ -392,9 +392,9 @@ DIST_EXPORT dist_status_t dist_context_abort(dist_context_t* context, const char
  * Each task listens on a port the system picks (nothing is reserved in advance) at
  * the address other tasks reach it at: DIST_ADDRESS when set (a host name or
  * address), else the IPv4 address of the interface holding the default route, else
- * the host name's first address other than loopback, else 127.0.0.1. The tasks swap
- * those addresses, their size and a fingerprint of their cluster token (never the
- * token) through the all-gather, then connect and authenticate as dist_context_create
+ * that of the first interface that is up and not loopback, else 127.0.0.1. The
+ * tasks swap those addresses, their size and a fingerprint of their cluster token
+ * (never the token) through the all-gather, then connect and authenticate as dist_context_create
  * does; the context is then the same in every way (rank = oob->rank; its members are
  * "worker:0".."worker:<size-1>"). The exchanged bytes are opaque to the caller, and
  * `bytes` is the same on every rank.

@@ -3,7 +3,9 @@
  * memory), three processes (an exchange through files), exchanges that fail,
  * misplace parts or never complete, ranks that disagree (size, token), bad
  * arguments, and after each bootstrap a real all-reduce checked against values
- * computed here. Ranks advertise 127.0.0.1 (DIST_ADDRESS). */
+ * computed here. Ranks advertise 127.0.0.1 (DIST_ADDRESS) here; across
+ * emulated hosts (test_multihost_rendezvous runs this program's rank mode) the
+ * address the library picks itself. */
 #include <dirent.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -409,7 +411,8 @@ static void file_free(void* user_data, void* request) {
   free(request);
 }
 
-/* One rank of the process test: oob-child RANK SIZE DIRECTORY. */
+/* One rank of the process tests (here, and across emulated hosts in
+ * test_multihost_rendezvous): oob-child SIZE DIRECTORY, with RANK set. */
 static int run_child(int rank, int size, const char* directory) {
   struct file_exchange me = {directory, rank, size, 0};
   dist_oob_t oob = {0, rank, size, file_allgather, file_test, file_free, &me};
@@ -445,11 +448,12 @@ static void test_three_processes_through_files(void** state) {
   assert_non_null(mkdtemp(directory));
   struct launch launch;
   launch_prepare(&launch, 3);
-  char rank_text[3][8];
+  char rank_text[3][16];
+  const char* args[] = {"/proc/self/exe", "oob-child", "3", directory, NULL};
   for (int r = 0; r < 3; ++r) {
-    snprintf(rank_text[r], sizeof rank_text[r], "%d", r);
-    const char* args[] = {"/proc/self/exe", "oob-child", rank_text[r], "3", directory, NULL};
-    launch_rank(&launch, r, kToken, NULL, args);
+    snprintf(rank_text[r], sizeof rank_text[r], "RANK=%d", r);
+    const char* env[] = {rank_text[r], NULL};
+    launch_rank(&launch, r, kToken, env, args);
   }
   const int finished = launch_wait(&launch, 90) == 0;
   remove_directory(directory);
@@ -462,8 +466,11 @@ static void test_three_processes_through_files(void** state) {
 }
 
 int main(int argc, char** argv) {
-  setenv("DIST_ADDRESS", "127.0.0.1", 1);
-  if (argc == 5 && strcmp(argv[1], "oob-child") == 0) return run_child(atoi(argv[2]), atoi(argv[3]), argv[4]);
+  /* Loopback, unless a test across hosts wants the library's own choice. */
+  if (getenv("DIST_TEST_OWN_ADDRESS") == NULL) setenv("DIST_ADDRESS", "127.0.0.1", 1);
+  if (argc == 4 && strcmp(argv[1], "oob-child") == 0 && getenv("RANK") != NULL) {
+    return run_child(atoi(getenv("RANK")), atoi(argv[2]), argv[3]);
+  }
   unsetenv("DIST_CLUSTER_TOKEN");
   unsetenv("DIST_CLUSTER_TOKEN_FILE");
   const struct CMUnitTest tests[] = {

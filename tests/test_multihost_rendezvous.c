@@ -158,6 +158,29 @@ static void test_ranks_disagree_on_size(void** state) {
   expect_failure(1, "DIST_ERR_MISMATCH", "rank 1 says the job has 3 tasks, rank 0 says 2");
 }
 
+/* dist_context_create_oob across hosts: test_context_oob's rank mode, its
+ * all-gather through files (the hosts share the file system, not the network),
+ * each rank advertising the address the library finds itself (no default
+ * route there: the host's eth0). */
+static void test_oob_across_hosts(void** state) {
+  (void)state;
+  const char* program = getenv("DIST_CONTEXT_OOB");
+  if (program == NULL) fail_msg("DIST_CONTEXT_OOB is not set (run through ctest)");
+  char directory[] = "/tmp/dist-oob-hosts-XXXXXX";
+  assert_non_null(mkdtemp(directory));
+  static const struct layout k3x1_oob = {"oob 3x1", 3, {0, 1, 2}};
+  struct launcher_env e;
+  torchrun_env(&e, &k3x1_oob, 3); /* RANK is what the rank mode reads */
+  const char* env[] = {"DIST_TEST_OWN_ADDRESS=1", NULL};
+  const char* args[] = {"oob-child", "3", directory, NULL};
+  layout_start_ranks(&k3x1_oob, program, args, env, e.by_rank);
+  layout_finish(90);
+  char command[128];
+  snprintf(command, sizeof command, "rm -rf %s", directory);
+  if (system(command) != 0) print_message("could not remove %s\n", directory);
+  layout_expect_success(k3x1_oob.name);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_torchrun_across_hosts, layout_teardown),
@@ -165,6 +188,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_missing_rank, layout_teardown),
       cmocka_unit_test_teardown(test_unreachable_master, layout_teardown),
       cmocka_unit_test_teardown(test_ranks_disagree_on_size, layout_teardown),
+      cmocka_unit_test_teardown(test_oob_across_hosts, layout_teardown),
   };
   return hosts_run_suite("multihost_rendezvous", tests);
 }

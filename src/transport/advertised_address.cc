@@ -4,9 +4,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <net/route.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <optional>
@@ -37,43 +35,22 @@ std::optional<std::string> default_route_interface() {
   return std::nullopt;
 }
 
-std::optional<std::string> interface_ipv4(const std::string& name) {
+// The IPv4 address of the first interface that is up and `wanted`.
+template <typename Wanted>
+std::optional<std::string> interface_ipv4(Wanted wanted) {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return std::nullopt;
   std::optional<std::string> found;
   for (ifaddrs* entry = list; entry != nullptr && !found; entry = entry->ifa_next) {
-    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET || name != entry->ifa_name) continue;
+    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET || (entry->ifa_flags & IFF_UP) == 0 ||
+        !wanted(*entry)) {
+      continue;
+    }
     char text[INET_ADDRSTRLEN] = {};
     const auto* ipv4 = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
     if (inet_ntop(AF_INET, &ipv4->sin_addr, text, sizeof text) != nullptr) found = text;
   }
   freeifaddrs(list);
-  return found;
-}
-
-bool is_loopback(const sockaddr* address) {
-  if (address->sa_family == AF_INET) {
-    return (ntohl(reinterpret_cast<const sockaddr_in*>(address)->sin_addr.s_addr) >> 24) == 127;
-  }
-  return address->sa_family == AF_INET6 &&
-         IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr);
-}
-
-std::optional<std::string> host_name_address() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return std::nullopt;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* list = nullptr;
-  if (getaddrinfo(name, nullptr, &hints, &list) != 0) return std::nullopt;
-  std::optional<std::string> found;
-  for (addrinfo* ai = list; ai != nullptr && !found; ai = ai->ai_next) {
-    if (is_loopback(ai->ai_addr)) continue;
-    char text[NI_MAXHOST] = {};
-    if (getnameinfo(ai->ai_addr, ai->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0) found = text;
-  }
-  freeaddrinfo(list);
   return found;
 }
 
@@ -87,9 +64,13 @@ std::string advertised_host(const Environment& env) {
     return *given;
   }
   if (auto name = default_route_interface()) {
-    if (auto address = interface_ipv4(*name)) return *address;
+    if (auto address = interface_ipv4([&](const ifaddrs& entry) { return *name == entry.ifa_name; })) {
+      return *address;
+    }
   }
-  if (auto address = host_name_address()) return *address;
+  if (auto address = interface_ipv4([](const ifaddrs& entry) { return (entry.ifa_flags & IFF_LOOPBACK) == 0; })) {
+    return *address;
+  }
   return "127.0.0.1";
 }
 
