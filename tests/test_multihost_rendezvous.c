@@ -158,6 +158,28 @@ static void test_ranks_disagree_on_size(void** state) {
   expect_failure(1, "DIST_ERR_MISMATCH", "rank 1 says the job has 3 tasks, rank 0 says 2");
 }
 
+/* A task with another cluster token is refused by rank 0 at once and changes
+ * nothing there: rank 0 still waits for rank 1, and names it at the deadline. */
+static void test_wrong_token(void** state) {
+  (void)state;
+  static const struct layout k2x1 = {"mpirun 2x1, rank 1 with another token", 2, {0, 1}};
+  struct launcher_env e;
+  mpirun_env(&e, &k2x1, 2, 0);
+  snprintf(e.text[1][4], 64, "DIST_CLUSTER_TOKEN=another-token-0123456789");
+  e.entries[1][4] = e.text[1][4];
+  e.entries[1][5] = NULL;
+  const char* args[] = {"hosts", "0", "0,1", NULL};
+  layout_start_ranks(&k2x1, worker(), args, kCommonEnv, e.by_rank);
+  layout_finish(kConnectMs / 1000.0 + 30);
+  expect_failure(1, "DIST_ERR_AUTH", "198.18.0.1:7070");
+  char output[65536];
+  layout_output(1, output, sizeof output);
+  double seconds = 99;
+  sscanf(strstr(output, "context after "), "context after %lf s:", &seconds);
+  if (seconds > 2) fail_msg("rank 1 was refused only after %.3f s", seconds);
+  expect_failure(0, "DIST_ERR_TIMEOUT", "rank 1 of 2 did not join");
+}
+
 /* dist_context_create_oob across hosts: test_context_oob's rank mode, its
  * all-gather through files (the hosts share the file system, not the network),
  * each rank advertising the address the library finds itself (no default
@@ -188,6 +210,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_missing_rank, layout_teardown),
       cmocka_unit_test_teardown(test_unreachable_master, layout_teardown),
       cmocka_unit_test_teardown(test_ranks_disagree_on_size, layout_teardown),
+      cmocka_unit_test_teardown(test_wrong_token, layout_teardown),
       cmocka_unit_test_teardown(test_oob_across_hosts, layout_teardown),
   };
   return hosts_run_suite("multihost_rendezvous", tests);
