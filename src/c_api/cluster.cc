@@ -78,10 +78,7 @@ ResolveOptions read_options(const dist_cluster_options_t* in) {
 }
 
 dist_cluster* wrap(ResolvedCluster resolved) {
-  auto cluster = std::make_unique<dist_cluster>();
-  cluster->resolved = std::move(resolved);
-  for (const auto& job : cluster->resolved.spec.jobs()) cluster->job_names.push_back(job.first);
-  return cluster.release();
+  return std::make_unique<dist_cluster>(make_cluster_handle(std::move(resolved))).release();
 }
 
 const char* or_null(const std::optional<std::string>& value) {

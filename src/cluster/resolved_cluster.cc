@@ -43,6 +43,7 @@ bool at_most_one_task(const ClusterSpec& spec) {
 std::string ResolvedCluster::master(const std::optional<std::string>& type,
                                     std::optional<int32_t> id,
                                     const std::optional<std::string>& rpc) const {
+  if (rendezvous && spec.empty()) return "";  // no address is known before the rendezvous
   const std::optional<std::string>& own_type = type ? type : task_type;
   const std::optional<int32_t> own_id = id ? id : task_id;
   switch (master_rule) {
@@ -95,6 +96,13 @@ Json ResolvedCluster::to_json() const {
   if (session_master) out["session_master"] = *session_master;
   out["num_accelerators"] = Json(accelerators);
   out["cuda_visible_devices"] = or_null(cuda_visible_devices);
+  if (rendezvous) {
+    Json point = Json::object();
+    point["address"] = rendezvous->address;
+    point["rank"] = rendezvous->rank;
+    point["size"] = rendezvous->size;
+    out["rendezvous"] = point;
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "base/json.h"
 #include "cluster/cluster_spec.h"
+#include "cluster/job_layout.h"
 
 namespace dist {
 
@@ -45,6 +46,18 @@ enum class MasterRule : int32_t {
   kUnion,
 };
 
+// Where every task's address comes from when a launcher gave ranks but not
+// hosts (torchrun or mpirun across hosts): a rendezvous at `address`, run by
+// the transport when the context joins (transport/rendezvous.h). Rank 0
+// listens there; the tasks' addresses become spec, laid out as `jobs` says.
+struct RendezvousPoint {
+  std::string address;  // "host:port"
+  int32_t rank = 0;
+  int32_t size = 0;
+  JobCounts jobs;       // normalized: ranks 0..size-1 in sorted job-name order
+  std::string source;   // "torchrun", "MPI": prefixes messages
+};
+
 struct ResolvedCluster {
   ResolverKind resolver = ResolverKind::kTfConfig;
   MasterRule master_rule = MasterRule::kOwnTask;
@@ -64,6 +77,8 @@ struct ResolvedCluster {
   // Device type -> count available to this task, e.g. {"GPU": 0}.
   std::map<std::string, int32_t> accelerators;
   std::optional<std::string> cuda_visible_devices;
+  // Set while the addresses are still to be gathered (spec is empty until then).
+  std::optional<RendezvousPoint> rendezvous;
 
   // TF's master(task_type, task_id, rpc_layer) under this cluster's rule.
   // Throws (invalid argument) where TF raises: an unknown task, or a

@@ -50,6 +50,11 @@ ResolvedCluster resolve_union(const ResolveOptions& options) {
   }
   for (size_t i = 0; i < options.members.size(); ++i) {
     if (options.members[i] == nullptr) fail_invalid("options: members[" + std::to_string(i) + "] is NULL");
+    if (options.members[i]->rendezvous) {
+      fail(Status::kUnsupported, "union: members[" + std::to_string(i) + "]'s addresses come from a rendezvous at " +
+                                     options.members[i]->rendezvous->address +
+                                     " when the context joins; only clusters with known addresses merge");
+    }
   }
   const ResolvedCluster& first = *options.members.front();
   ResolvedCluster cluster = first;

@@ -45,4 +45,13 @@ std::optional<std::string> load_cluster_token(const TokenSources& sources, const
   return std::nullopt;
 }
 
+std::string require_cluster_token(const TokenSources& sources, const Environment& env, const std::string& who) {
+  auto token = load_cluster_token(sources, env);
+  if (!token) {
+    fail(Status::kAuth, who + ": no cluster token: set DIST_CLUSTER_TOKEN or DIST_CLUSTER_TOKEN_FILE (dist-run "
+                              "does this for you), or pass one in the options");
+  }
+  return *token;
+}
+
 }  // namespace dist

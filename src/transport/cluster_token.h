@@ -19,6 +19,9 @@ struct TokenSources {
 // regular file readable by its owner only (like an ssh key) and not empty.
 std::optional<std::string> load_cluster_token(const TokenSources& sources, const Environment& env);
 
+// The same, or kAuth saying where to set one (`who` prefixes it: "context").
+std::string require_cluster_token(const TokenSources& sources, const Environment& env, const std::string& who);
+
 // Reads and checks a token file; throws naming the file and the problem.
 std::string read_token_file(const std::string& path);
 

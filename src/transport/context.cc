@@ -44,7 +44,11 @@ bool is_member(const std::vector<int>& members, int rank) {
 
 }  // namespace
 
-Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) : timeout_(options.timeout) {
+Context::Context(const ResolvedCluster& cluster, const ContextOptions& options)
+    : Context(cluster, options, Socket(), std::chrono::steady_clock::now() + options.connect_timeout) {}
+
+Context::Context(const ResolvedCluster& cluster, const ContextOptions& options, Socket listener, SteadyTime deadline)
+    : timeout_(options.timeout) {
   if (cluster.spec.empty()) {
     names_.push_back("worker:0");  // a single process: nothing to connect
     host_ids_.push_back(host_identity());
@@ -73,22 +77,18 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) 
     return;
   }
 
-  auto token = load_cluster_token(options.token, options.env);
-  if (!token) {
-    fail(Status::kAuth, "context: no cluster token: set DIST_CLUSTER_TOKEN or DIST_CLUSTER_TOKEN_FILE (dist-run "
-                        "does this for you), or pass one in the options");
-  }
+  const std::string token = require_cluster_token(options.token, options.env, "context");
   worker_ = std::make_unique<UcxWorker>();
   BootstrapRequest request;
   request.addresses = addresses;
   request.names = names_;
   request.rank = rank_;
-  request.token = *token;
+  request.token = token;
   request.cluster_fingerprint = cluster_fingerprint(addresses);
   request.transport_address = worker_->address();
   request.network_address = worker_->network_address();
-  request.deadline = std::chrono::steady_clock::now() + options.connect_timeout;
-  peers_ = run_bootstrap(request);
+  request.deadline = deadline;
+  peers_ = run_bootstrap(request, std::move(listener));
 
   std::vector<UcxPeer> remote(peers_.size());
   const std::string& my_host = peers_[static_cast<size_t>(rank_)].hello.host_id;

@@ -82,8 +82,22 @@ void layout_start_rank(int rank, const char* program, const char* const* args, c
 
 struct launch* layout_start(const struct layout* layout, const char* program, const char* const* args,
                             const char* const* extra_env) {
+  return layout_start_ranks(layout, program, args, extra_env, NULL);
+}
+
+struct launch* layout_start_ranks(const struct layout* layout, const char* program, const char* const* args,
+                                  const char* const* extra_env, const char* const* const* rank_env) {
   layout_prepare(layout);
-  for (int r = 0; r < layout->ranks; ++r) layout_start_rank(r, program, args, extra_env);
+  for (int r = 0; r < layout->ranks; ++r) {
+    const char* env[64];
+    size_t entries = 0;
+    for (const char* const* e = extra_env; e != NULL && *e != NULL && entries + 1 < 64; ++e) env[entries++] = *e;
+    for (const char* const* e = rank_env ? rank_env[r] : NULL; e != NULL && *e != NULL && entries + 1 < 64; ++e) {
+      env[entries++] = *e;
+    }
+    env[entries] = NULL;
+    layout_start_rank(r, program, args, env);
+  }
   return &current;
 }
 

@@ -45,6 +45,12 @@ struct launch* layout_start(const struct layout* layout, const char* program, co
 struct launch* layout_prepare(const struct layout* layout);
 void layout_start_rank(int rank, const char* program, const char* const* args, const char* const* extra_env);
 
+/* As layout_start, and rank r also gets the entries of rank_env[r] (each
+ * NULL-terminated; rank_env may be NULL): what a launcher tells each task
+ * (RANK, OMPI_COMM_WORLD_RANK, ...). */
+struct launch* layout_start_ranks(const struct layout* layout, const char* program, const char* const* args,
+                                  const char* const* extra_env, const char* const* const* rank_env);
+
 /* Waits until every rank has printed `text`; otherwise (time out, a rank
  * exited first) kills them all and fails the test with their output. */
 void layout_wait_for(const char* text, double seconds);

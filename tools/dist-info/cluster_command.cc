@@ -146,7 +146,14 @@ void print_human(const Json& view) {
   std::printf("accelerators: %s\n", dump_json(view["num_accelerators"]).c_str());
   std::printf("CUDA devices: %s\n", show(view["cuda_visible_devices"]).c_str());
   std::printf("cluster:\n");
-  if (view["cluster"].empty()) std::printf("  (empty: a single process)\n");
+  if (view.contains("rendezvous")) {
+    const Json& point = view["rendezvous"];
+    std::printf("  (gathered when the context joins: rank %s of %s meets rank 0 at %s)\n",
+                dump_json(point["rank"]).c_str(), dump_json(point["size"]).c_str(),
+                point["address"].get<std::string>().c_str());
+  } else if (view["cluster"].empty()) {
+    std::printf("  (empty: a single process)\n");
+  }
   for (const auto& [job, tasks] : view["cluster"].items()) {
     std::printf("  %s:\n", job.c_str());
     if (tasks.is_array()) {
