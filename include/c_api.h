@@ -381,6 +381,64 @@ DIST_EXPORT dist_status_t dist_context_size(const dist_context_t* context, int32
 /* reason may be NULL. */
 DIST_EXPORT dist_status_t dist_context_abort(dist_context_t* context, const char* reason);
 
+/* ==== Contexts through the caller's own exchange ====
+ * Frameworks that already have a rendezvous (torch's Store, MPI_Allgather, JAX's
+ * key-value store) build a context from rank, size and an all-gather they provide.
+ * The library calls it (one or more times, in the same order on every rank) to swap
+ * what each task needs; authentication stays on (token from the options or the usual
+ * places). Bounded by the connect deadline: a request still in progress then is freed
+ * and the call fails with DIST_ERR_TIMEOUT.
+ *
+ * Each task listens on a port the system picks (nothing is reserved in advance) at
+ * the address other tasks reach it at: DIST_ADDRESS when set (a host name or
+ * address), else the IPv4 address of the interface holding the default route, else
+ * the host name's first address other than loopback, else 127.0.0.1. The tasks swap
+ * those addresses, their size and a fingerprint of their cluster token (never the
+ * token) through the all-gather, then connect and authenticate as dist_context_create
+ * does; the context is then the same in every way (rank = oob->rank; its members are
+ * "worker:0".."worker:<size-1>"). The exchanged bytes are opaque to the caller, and
+ * `bytes` is the same on every rank.
+ *
+ * Errors: allgather returning nonzero or test returning a negative value ->
+ * DIST_ERR_PEER_FAILED, the message saying the caller's exchange failed and the code
+ * it returned. Ranks that disagree on size, or an all-gather that misplaces parts ->
+ * DIST_ERR_MISMATCH; different (or missing) cluster tokens -> DIST_ERR_AUTH; both
+ * name the rank.
+ *
+ * Thread and progress rules: the callbacks run only on the thread that called
+ * dist_context_create_oob, one at a time, and never after it returns; test() is
+ * polled (with short sleeps) until it completes, fails or the deadline passes. Once
+ * free() returns, or a request completed and the call returned, the library no longer
+ * reads `send` nor writes `recv`. Several threads may create contexts at once, also
+ * in one process (ranks 0 and 1 on two threads): each call uses only its own oob.
+ * The context then follows the rules of dist_context_create's contexts. */
+/* Starts an all-gather: every rank gives `bytes` bytes at `send`; when it completes,
+ * `recv` holds size * bytes, rank r's at offset r * bytes. Returns 0 and sets
+ * *request (NULL when already complete), or nonzero when it could not start. */
+typedef int32_t (*dist_oob_allgather_fn_t)(void* user_data, const void* send, void* recv, size_t bytes,
+                                           void** request);
+/* For a non-NULL request: 0 complete, 1 in progress, negative failed. */
+typedef int32_t (*dist_oob_test_fn_t)(void* user_data, void* request);
+/* Releases a non-NULL request once it completed, failed or was given up. */
+typedef void (*dist_oob_free_fn_t)(void* user_data, void* request);
+
+typedef struct dist_oob {
+  uint64_t field_mask;                /* no optional fields yet: set 0 */
+  int32_t rank;                       /* this task, 0 <= rank < size */
+  int32_t size;                       /* number of tasks (>= 1) */
+  dist_oob_allgather_fn_t allgather;
+  dist_oob_test_fn_t test;
+  dist_oob_free_fn_t free;            /* may be NULL */
+  void* user_data;
+} dist_oob_t;
+
+/* options may be NULL (the token then comes from DIST_CLUSTER_TOKEN or
+ * DIST_CLUSTER_TOKEN_FILE; connect_timeout_ms bounds the exchange and the bootstrap
+ * together). Blocks until every rank has connected. */
+DIST_EXPORT dist_status_t dist_context_create_oob(const dist_oob_t* oob,
+                                                  const dist_context_options_t* options,
+                                                  dist_context_t** context);
+
 /* ==== Communicators ===============================================================
  *
  * dist_comm_world gives the communicator of all members (owned by the context:

@@ -3,6 +3,7 @@
 #include "c_api/handles.h"
 #include "c_api/cluster_handle.h"
 #include "collectives/algorithm_table.h"
+#include "transport/oob_bootstrap.h"
 
 using dist::call_guarded;
 using dist::require;
@@ -44,6 +45,33 @@ DIST_EXPORT dist_status_t dist_context_create(const dist_cluster_t* cluster, con
     auto created = std::make_unique<dist_context>();
     created->context = std::make_unique<dist::Context>(cluster->resolved, dist::read_context_options(options));
     created->cluster = *cluster;
+    created->world.is_world = true;
+    created->world.communicator =
+        std::make_unique<dist::Communicator>(*created->context, 0, dist::all_ranks(created->context->size()));
+    *context = created.release();
+  });
+}
+
+DIST_EXPORT dist_status_t dist_context_create_oob(const dist_oob_t* oob, const dist_context_options_t* options,
+                                                  dist_context_t** context) {
+  return call_guarded(__func__, [&] {
+    require(oob, "oob");
+    require(context, "context");
+    require(oob->allgather, "oob.allgather");
+    require(oob->test, "oob.test");
+    dist::OobExchange exchange;
+    exchange.rank = oob->rank;
+    exchange.size = oob->size;
+    exchange.allgather = [oob](const void* send, void* recv, size_t bytes, void** request) {
+      return oob->allgather(oob->user_data, send, recv, bytes, request);
+    };
+    exchange.test = [oob](void* request) { return oob->test(oob->user_data, request); };
+    if (oob->free != nullptr) exchange.free = [oob](void* request) { oob->free(oob->user_data, request); };
+    dist::OobJoin join = dist::join_out_of_band(exchange, dist::read_context_options(options));
+    auto created = std::make_unique<dist_context>();
+    created->context = std::move(join.context);
+    created->cluster.resolved = std::move(join.cluster);
+    created->cluster.job_names = {"worker"};  // the one job an out-of-band cluster has
     created->world.is_world = true;
     created->world.communicator =
         std::make_unique<dist::Communicator>(*created->context, 0, dist::all_ranks(created->context->size()));

@@ -20,16 +20,6 @@ constexpr auto kHandshakeTime = std::chrono::seconds(10);
 // dropped to keep the connection in step.
 constexpr uint64_t kMaxDrainBytes = 64 << 20;
 
-std::string local_address(int fd, const std::string& host) {
-  sockaddr_storage storage{};
-  socklen_t length = sizeof storage;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&storage), &length) != 0) return host + ":0";
-  uint16_t port = storage.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port)
-                                                : ntohs(reinterpret_cast<sockaddr_in*>(&storage)->sin_port);
-  const bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 // Waits until fd is readable; false when the server stops first.
 bool wait_readable(int fd, const std::atomic<bool>& stopping) {
   while (!stopping.load()) {
@@ -58,7 +48,7 @@ Server::Server(ServerOptions options)
   }
   HostPort address = split_address(options_.address);
   listener_ = listen_on(address);
-  bound_address_ = local_address(listener_.fd(), address.host);
+  bound_address_ = join_address(HostPort{address.host, local_address(listener_).port});
   log(options_.name + " serving at " + bound_address_);
   acceptor_ = std::thread([this] { accept_loop(); });
 }

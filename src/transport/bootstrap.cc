@@ -93,7 +93,7 @@ uint64_t cluster_fingerprint(const std::vector<std::string>& addresses) {
   return hash;
 }
 
-std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request) {
+std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request, Socket listener) {
   const int32_t size = static_cast<int32_t>(request.addresses.size());
   const int32_t me = request.rank;
   std::vector<BootstrapPeer> peers(static_cast<size_t>(size));
@@ -106,7 +106,7 @@ std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request) {
   mine.transport_address = request.transport_address;
   mine.network_address = request.network_address;
 
-  Socket listener = listen_on(split_address(request.addresses[static_cast<size_t>(me)]));
+  if (!listener.valid()) listener = listen_on(split_address(request.addresses[static_cast<size_t>(me)]));
   const std::string seconds =
       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(request.deadline - std::chrono::steady_clock::now()).count());
 

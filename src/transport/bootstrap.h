@@ -43,7 +43,10 @@ struct BootstrapPeer {
 // Returns one entry per rank (this rank's holds its own hello). Throws kTimeout
 // naming the tasks that never came, kAuth when this process is refused or
 // a peer cannot prove the token, kMismatch when a peer sees a different cluster.
-std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request);
+// `listener`, when valid, already listens at this task's address (bound to a
+// port the system picked before the addresses were swapped); else the
+// bootstrap binds this task's address itself.
+std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request, Socket listener = Socket());
 
 // A stable hash of the member addresses (FNV-1a), so tasks started with
 // different cluster specs refuse each other.

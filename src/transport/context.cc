@@ -44,7 +44,11 @@ bool is_member(const std::vector<int>& members, int rank) {
 
 }  // namespace
 
-Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) : timeout_(options.timeout) {
+Context::Context(const ResolvedCluster& cluster, const ContextOptions& options)
+    : Context(cluster, options, Socket(), std::chrono::steady_clock::now() + options.connect_timeout) {}
+
+Context::Context(const ResolvedCluster& cluster, const ContextOptions& options, Socket listener, SteadyTime deadline)
+    : timeout_(options.timeout) {
   if (cluster.spec.empty()) {
     names_.push_back("worker:0");  // a single process: nothing to connect
     host_ids_.push_back(host_identity());
@@ -87,8 +91,8 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options) 
   request.cluster_fingerprint = cluster_fingerprint(addresses);
   request.transport_address = worker_->address();
   request.network_address = worker_->network_address();
-  request.deadline = std::chrono::steady_clock::now() + options.connect_timeout;
-  peers_ = run_bootstrap(request);
+  request.deadline = deadline;
+  peers_ = run_bootstrap(request, std::move(listener));
 
   std::vector<UcxPeer> remote(peers_.size());
   const std::string& my_host = peers_[static_cast<size_t>(rank_)].hello.host_id;

@@ -34,6 +34,10 @@ class Context {
   // Joins the cluster: the chief and the workers, in that order, are ranks
   // 0..n-1. Blocks until every member has connected or the connect deadline.
   Context(const ResolvedCluster& cluster, const ContextOptions& options);
+  // The same, for a task already listening at its cluster address (a port the
+  // system picked, swapped before the cluster was known: transport/
+  // oob_bootstrap.h), with a connect deadline already running.
+  Context(const ResolvedCluster& cluster, const ContextOptions& options, Socket listener, SteadyTime deadline);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;

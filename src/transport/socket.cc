@@ -98,6 +98,23 @@ Socket listen_on(const HostPort& address) {
                                  std::strerror(last_errno));
 }
 
+std::string join_address(const HostPort& address) {
+  const bool v6 = address.host.find(':') != std::string::npos;
+  return (v6 ? "[" + address.host + "]" : address.host) + ":" + std::to_string(address.port);
+}
+
+HostPort local_address(const Socket& socket) {
+  sockaddr_storage bound{};
+  socklen_t length = sizeof bound;
+  if (getsockname(socket.fd(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) fail_errno("getsockname");
+  char host[NI_MAXHOST] = {};
+  char port[NI_MAXSERV] = {};
+  int rc = getnameinfo(reinterpret_cast<sockaddr*>(&bound), length, host, sizeof host, port, sizeof port,
+                       NI_NUMERICHOST | NI_NUMERICSERV);
+  if (rc != 0) fail(Status::kSystem, std::string("getnameinfo: ") + gai_strerror(rc));
+  return HostPort{host, static_cast<uint16_t>(std::stoi(port))};
+}
+
 Socket accept_until(const Socket& listener, SteadyTime deadline) {
   while (true) {
     int fd = accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);

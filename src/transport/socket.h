@@ -43,8 +43,16 @@ struct HostPort {
 // "host:port" or "[v6]:port" (already validated by the cluster spec).
 HostPort split_address(const std::string& address);
 
+// "host:port", bracketing an IPv6 host ("[::1]:5000").
+std::string join_address(const HostPort& address);
+
 // A listening socket bound to the address's host and port (SO_REUSEADDR).
+// Port 0 lets the system pick one; local_address tells which.
 Socket listen_on(const HostPort& address);
+
+// The numeric address a socket is bound to: a listener's, or this end of a
+// connection (the address its peer reached this host at).
+HostPort local_address(const Socket& socket);
 
 // Accepts one connection, or returns an invalid Socket at the deadline.
 Socket accept_until(const Socket& listener, SteadyTime deadline);
