@@ -22,13 +22,6 @@ ROOT = os.path.dirname(HERE)
 HEADER = os.path.join(ROOT, "include", "c_api.h")
 _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 _STRUCT = re.compile(r"typedef\s+struct\s+\w+\s*\{(.*?)\}\s*(\w+)\s*;", re.S)
-_FUNCTION_POINTER = re.compile(r"\(\s*\*\s*(\w+)\s*\)")  # int32_t (*test)(void* user_data, ...)
-
-
-def field_name(declaration):
-    """The member a declaration names: a function pointer's, else its last word."""
-    pointer = _FUNCTION_POINTER.search(declaration)
-    return pointer.group(1) if pointer else re.findall(r"\w+", declaration)[-1]
 
 
 def structs(header=HEADER):
@@ -37,7 +30,7 @@ def structs(header=HEADER):
         text = _COMMENT.sub(" ", f.read())
     found = []
     for body, name in _STRUCT.findall(text):
-        fields = [field_name(decl) for decl in body.split(";") if decl.strip()]
+        fields = [re.findall(r"\w+", decl)[-1] for decl in body.split(";") if decl.strip()]
         found.append((name, fields))
     if not found:
         raise SystemExit(f"{header}: no struct definitions found; has the header format changed?")

@@ -133,23 +133,15 @@ fn structs(text: &str) -> Vec<(String, Vec<String>)> {
         let body = &rest[open + 1..close];
         let after = &rest[close + 1..];
         let name = after[..after.find(';').unwrap()].trim().to_string();
-        let fields = body.split(';').filter_map(field_name).map(str::to_string).collect();
+        let fields = body
+            .split(';')
+            .filter_map(|decl| decl.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()))
+            .map(str::to_string)
+            .collect();
         found.push((name, fields));
         rest = after;
     }
     found
-}
-
-/// The member a declaration names: a function pointer's (`int32_t (*test)(void* user_data, ...)`),
-/// else its last word; None for an empty declaration.
-fn field_name(declaration: &str) -> Option<&str> {
-    let pointer = declaration.find("(*").map(|start| &declaration[start + 2..]);
-    let mut words = pointer.unwrap_or(declaration).split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
-    if pointer.is_some() {
-        words.next()
-    } else {
-        words.next_back()
-    }
 }
 
 fn probe_source(text: &str) -> String {
