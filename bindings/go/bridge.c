@@ -53,6 +53,29 @@ dist_status_t go_server_start(const dist_cluster_t* cluster, dist_server_options
   return dist_server_start(cluster, options, server);
 }
 
+static int32_t oob_allgather_trampoline(void* user_data, const void* send, void* recv, size_t bytes,
+                                        void** request) {
+  uintptr_t started = 0;
+  const int32_t status = goOobAllgather((uintptr_t)user_data, (void*)send, recv, bytes, &started);
+  *request = (void*)started;
+  return status;
+}
+
+static int32_t oob_test_trampoline(void* user_data, void* request) {
+  return goOobTest((uintptr_t)user_data, (uintptr_t)request);
+}
+
+static void oob_free_trampoline(void* user_data, void* request) {
+  goOobFree((uintptr_t)user_data, (uintptr_t)request);
+}
+
+dist_status_t go_context_create_oob(int32_t rank, int32_t size, uintptr_t handle,
+                                    const dist_context_options_t* options, dist_context_t** context) {
+  dist_oob_t oob = {0, rank, size, oob_allgather_trampoline, oob_test_trampoline, oob_free_trampoline,
+                    (void*)handle};
+  return dist_context_create_oob(&oob, options, context);
+}
+
 dist_status_t go_buffer_call(int kind, dist_variable_t* variable, dist_replica_context_t* replica, void* data,
                              uint64_t count, dist_dtype_t dtype, dist_op_t op) {
   dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};

@@ -45,34 +45,45 @@ type dependent interface{ close() }
 // NewContext joins the cluster (dist_context_create); options may be nil.
 // Blocks until every member has connected.
 func NewContext(cluster *Cluster, o *ContextOptions) (*Context, error) {
-	var raw C.dist_context_options_t
 	var strings cStrings
 	defer strings.free()
-	if o != nil {
-		if o.Token != "" {
-			raw.field_mask |= C.DIST_CONTEXT_OPT_TOKEN
-			raw.token = strings.add(o.Token)
-		}
-		if o.TokenFile != "" {
-			raw.field_mask |= C.DIST_CONTEXT_OPT_TOKEN_FILE
-			raw.token_file = strings.add(o.TokenFile)
-		}
-		if o.ConnectTimeout > 0 {
-			raw.field_mask |= C.DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS
-			raw.connect_timeout_ms = C.int64_t(o.ConnectTimeout.Milliseconds())
-		}
-		if o.Timeout > 0 {
-			raw.field_mask |= C.DIST_CONTEXT_OPT_TIMEOUT_MS
-			raw.timeout_ms = C.int64_t(o.Timeout.Milliseconds())
-		}
-	}
+	raw := o.raw(&strings)
 	var h *C.dist_context_t
 	if err := cluster.call(func() C.dist_status_t { return C.dist_context_create(cluster.handle, &raw, &h) }); err != nil {
 		return nil, err
 	}
+	return adoptContext(h), nil
+}
+
+// raw is dist_context_options_t of o (nil keeps every default); its strings live in strings.
+func (o *ContextOptions) raw(strings *cStrings) C.dist_context_options_t {
+	var raw C.dist_context_options_t
+	if o == nil {
+		return raw
+	}
+	if o.Token != "" {
+		raw.field_mask |= C.DIST_CONTEXT_OPT_TOKEN
+		raw.token = strings.add(o.Token)
+	}
+	if o.TokenFile != "" {
+		raw.field_mask |= C.DIST_CONTEXT_OPT_TOKEN_FILE
+		raw.token_file = strings.add(o.TokenFile)
+	}
+	if o.ConnectTimeout > 0 {
+		raw.field_mask |= C.DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS
+		raw.connect_timeout_ms = C.int64_t(o.ConnectTimeout.Milliseconds())
+	}
+	if o.Timeout > 0 {
+		raw.field_mask |= C.DIST_CONTEXT_OPT_TIMEOUT_MS
+		raw.timeout_ms = C.int64_t(o.Timeout.Milliseconds())
+	}
+	return raw
+}
+
+func adoptContext(h *C.dist_context_t) *Context {
 	context := &Context{&contextCore{handle: h, children: map[*commCore]struct{}{}, dependents: map[dependent]struct{}{}}}
 	runtime.SetFinalizer(context, (*Context).Close)
-	return context, nil
+	return context
 }
 
 // Close destroys the context after its communicators. Idempotent.

@@ -31,6 +31,11 @@ dist_status_t go_replica_merge_call(dist_replica_context_t* replica, uintptr_t v
 dist_status_t go_server_start(const dist_cluster_t* cluster, dist_server_options_t* options, uintptr_t log_handle,
                               dist_server_t** server);
 
+/* dist_context_create_oob with the exchange trampolines calling goOobAllgather,
+ * goOobTest and goOobFree with that cgo.Handle; each request is a cgo.Handle too. */
+dist_status_t go_context_create_oob(int32_t rank, int32_t size, uintptr_t handle,
+                                    const dist_context_options_t* options, dist_context_t** context);
+
 /* Single-buffer calls of replicas and variables, with the descriptor built here. */
 enum {
   GO_VAR_READ,

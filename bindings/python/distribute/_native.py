@@ -87,6 +87,25 @@ class ContextOptions(ctypes.Structure):
     ]
 
 
+# dist_oob_t's functions: the caller's all-gather, started, tested and freed by the library.
+OOB_ALLGATHER_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
+OOB_TEST_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
+OOB_FREE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
+class Oob(ctypes.Structure):
+    _fields_ = [
+        ("field_mask", ctypes.c_uint64),
+        ("rank", ctypes.c_int32),
+        ("size", ctypes.c_int32),
+        ("allgather", OOB_ALLGATHER_FN),
+        ("test", OOB_TEST_FN),
+        ("free", OOB_FREE_FN),
+        ("user_data", ctypes.c_void_p),
+    ]
+
+
 class CommOptions(ctypes.Structure):
     _fields_ = [
         ("field_mask", ctypes.c_uint64),
@@ -221,6 +240,7 @@ _PROTOTYPES = {
     "dist_cluster_cuda_visible_devices": (status_t, [handle_p, _out_str]),
     "dist_cluster_to_json": (status_t, [handle_p, _out_owned_str]),
     "dist_context_create": (status_t, [handle_p, ctypes.POINTER(ContextOptions), _out_handle]),
+    "dist_context_create_oob": (status_t, [ctypes.POINTER(Oob), ctypes.POINTER(ContextOptions), _out_handle]),
     "dist_context_destroy": (None, [handle_p]),
     "dist_context_rank": (status_t, [handle_p, _i32_out]),
     "dist_context_size": (status_t, [handle_p, _i32_out]),

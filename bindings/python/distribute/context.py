@@ -2,10 +2,19 @@
 import ctypes
 
 from . import constants as C
-from ._native import ContextOptions, encode, lib
+from ._native import ContextOptions, encode, lib, set_fields
 from .comm import Comm
 from .errors import check
+from .exchange import create_context
 from .handle import HandleOwner
+
+
+def _options(token, token_file, connect_timeout_ms, timeout_ms):
+    """dist_context_options_t of the keyword arguments; None keeps the library's default."""
+    return set_fields(ContextOptions(), ((C.CONTEXT_OPT_TOKEN, "token", encode(token)),
+                                         (C.CONTEXT_OPT_TOKEN_FILE, "token_file", encode(token_file)),
+                                         (C.CONTEXT_OPT_CONNECT_TIMEOUT_MS, "connect_timeout_ms", connect_timeout_ms),
+                                         (C.CONTEXT_OPT_TIMEOUT_MS, "timeout_ms", timeout_ms)))
 
 
 class Context(HandleOwner):
@@ -20,16 +29,32 @@ class Context(HandleOwner):
 
     def __init__(self, cluster, *, token=None, token_file=None, connect_timeout_ms=None, timeout_ms=None):
         self._handle = None  # so that close() from __del__ is safe when joining fails
-        options = ContextOptions()
-        for bit, name, value in ((C.CONTEXT_OPT_TOKEN, "token", encode(token)),
-                                 (C.CONTEXT_OPT_TOKEN_FILE, "token_file", encode(token_file)),
-                                 (C.CONTEXT_OPT_CONNECT_TIMEOUT_MS, "connect_timeout_ms", connect_timeout_ms),
-                                 (C.CONTEXT_OPT_TIMEOUT_MS, "timeout_ms", timeout_ms)):
-            if value is not None:
-                options.field_mask |= bit
-                setattr(options, name, value)
+        options = _options(token, token_file, connect_timeout_ms, timeout_ms)
         handle = ctypes.c_void_p()
         check(lib.dist_context_create(cluster._live_handle(), ctypes.byref(options), ctypes.byref(handle)))
+        self._own(handle)
+
+    @classmethod
+    def from_exchange(cls, rank, size, all_gather, *, token=None, token_file=None, connect_timeout_ms=None,
+                      timeout_ms=None):
+        """Joins through the caller's own exchange (dist_context_create_oob): for
+        frameworks that already have a rendezvous (torch's Store, an MPI
+        communicator, JAX's key-value store) and no cluster spec.
+
+        all_gather(data: bytes) -> sequence of `size` bytes objects, rank r's at
+        index r, each as long as `data`: called one or more times, in the same
+        order on every rank, each time on a thread of its own. What it raises
+        fails the join: the DistError raised here names it and has it as its
+        __cause__. The cluster token authenticates the members as with a cluster
+        (these options, else DIST_CLUSTER_TOKEN / DIST_CLUSTER_TOKEN_FILE); the
+        connect deadline bounds the whole join, the exchange included.
+        """
+        context = cls.__new__(cls)
+        context._own(create_context(rank, size, all_gather, _options(token, token_file, connect_timeout_ms,
+                                                                      timeout_ms)))
+        return context
+
+    def _own(self, handle):
         self._handle = handle
         # Strong references: the garbage collector clears weak ones before running
         # finalizers, and a context finalized before its communicators must still

@@ -38,9 +38,12 @@ _BY_STATUS = {
 }
 
 
-def error_for(status):
-    """The DistError for a failed call, reading the thread's last error message now."""
+def error_for(status, cause=None):
+    """The DistError for a failed call, reading the thread's last error message now;
+    `cause`, the caller's exception that made it fail, is named in the message."""
     message = text(lib.dist_last_error())
+    if cause is not None:
+        message += f" ({type(cause).__name__}: {cause})"
     if status in _BY_STATUS:
         cls = _BY_STATUS[status]
     elif -299 <= status <= -200:

@@ -24,20 +24,30 @@ end
 
 function Context(cluster::Cluster; token = nothing, token_file = nothing, connect_timeout_ms = nothing,
                  timeout_ms = nothing)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    with_context_options(token, token_file, connect_timeout_ms, timeout_ms) do options
+        GC.@preserve cluster check(ccall((:dist_context_create, libdistribute), Int32,
+                                         (Ptr{Cvoid}, Ref{ContextOptionsC}, Ptr{Ptr{Cvoid}}), cluster.ptr, options, out))
+    end
+    return adopt_context(out[])
+end
+
+# Calls f(options::ContextOptionsC), whose strings live until it returns.
+function with_context_options(f, token, token_file, connect_timeout_ms, timeout_ms)
     mask = UInt64(0)
     token === nothing || (mask |= CONTEXT_OPT_TOKEN)
     token_file === nothing || (mask |= CONTEXT_OPT_TOKEN_FILE)
     connect_timeout_ms === nothing || (mask |= CONTEXT_OPT_CONNECT_TIMEOUT_MS)
     timeout_ms === nothing || (mask |= CONTEXT_OPT_TIMEOUT_MS)
     t = token === nothing ? nothing : String(token)
-    f = token_file === nothing ? nothing : String(token_file)
-    out = Ref{Ptr{Cvoid}}(C_NULL)
-    GC.@preserve t f cluster begin
-        options = ContextOptionsC(mask, cstr(t), cstr(f), something(connect_timeout_ms, 0), something(timeout_ms, 0))
-        check(ccall((:dist_context_create, libdistribute), Int32, (Ptr{Cvoid}, Ref{ContextOptionsC}, Ptr{Ptr{Cvoid}}),
-                    cluster.ptr, options, out))
+    file = token_file === nothing ? nothing : String(token_file)
+    GC.@preserve t file begin
+        return f(ContextOptionsC(mask, cstr(t), cstr(file), something(connect_timeout_ms, 0), something(timeout_ms, 0)))
     end
-    context = Context(out[], Any[], nothing, ReentrantLock())
+end
+
+function adopt_context(ptr::Ptr{Cvoid})
+    context = Context(ptr, Any[], nothing, ReentrantLock())
     finalizer(close, context)
     return context
 end

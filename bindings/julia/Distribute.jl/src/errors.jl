@@ -1,13 +1,17 @@
 """
-    DistError(status, message)
+    DistError(status, message[, cause])
 
 A failed libdistribute call: `status` is the C status code (negative), `message`
-the library's `dist_last_error()` text.
+the library's `dist_last_error()` text; `cause`, when not `nothing`, is what the
+caller's own code (an exchange's all-gather) threw to make it fail.
 """
 struct DistError <: Exception
     status::Int32
     message::String
+    cause::Any
 end
+
+DistError(status::Integer, message::AbstractString) = DistError(status, message, nothing)
 
 Base.showerror(io::IO, e::DistError) = print(io, status_string(e.status), ": ", e.message)
 

@@ -357,6 +357,75 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         rm(root; recursive = true)
     end
 
+    @testset "contexts through a Julia exchange" begin
+        token = "julia-exchange-test-token"
+        # One rank alone, and answers of the wrong shape.
+        context = Context(data -> [data], 0, 1; token = token)
+        @test (rank(context), nranks(context)) == (0, 1)
+        one = Float32[1.5, -2]
+        all_reduce!(world(context), one)
+        @test one == Float32[1.5, -2]
+        close(context)
+        for (answer, expected) in ((data -> [data], "1 items for 2 ranks"),
+                                   (data -> [data, vcat(data, 0x21)], "expected"),
+                                   (data -> [zero(data), data], "other bytes than this rank sent"))
+            err = try
+                Context(answer, 0, 2; token = token, connect_timeout_ms = 30000)
+            catch e
+                e
+            end
+            @test err isa DistError && err.cause isa ArgumentError && occursin(expected, err.message)
+        end
+        @test_throws DistError Context(data -> [data, data], 2, 2; token = token)
+        if Threads.nthreads() < 2
+            @warn "the two-rank exchange needs julia --threads=2 or more; skipped"
+        else
+            # Ranks 0 and 1 on two threads; the all-gather is shared slots and a
+            # barrier made of an atomic counter, waited for without yielding, since
+            # the all-gather runs inside the library's callback.
+            slots = Vector{Vector{UInt8}}(undef, 2)
+            arrived = Threads.Atomic{Int}(0)
+            function barrier_wait(target)
+                Threads.atomic_add!(arrived, 1)
+                while arrived[] < target
+                    GC.safepoint()
+                    Libc.systemsleep(0.001)
+                end
+            end
+            calls = zeros(Int, 2)
+            function all_gather(rank, data)
+                calls[rank + 1] += 1
+                slots[rank + 1] = data
+                barrier_wait(4 * calls[rank + 1] - 2)
+                everyone = copy(slots)
+                barrier_wait(4 * calls[rank + 1])
+                return everyone
+            end
+            input(r) = [Float64(i * (r + 1) - 7r) for i in 0:4098]
+            results = fetch.([Threads.@spawn begin
+                                  c = Context(data -> all_gather(r, data), r, 2; token = token,
+                                              connect_timeout_ms = 60000)
+                                  data = input(r)
+                                  all_reduce!(world(c), data)
+                                  close(c)
+                                  data
+                              end for r in 0:1])
+            @test all(==(input(0) .+ input(1)), results)
+            @test calls[1] == calls[2] >= 1
+            # Both ranks' all-gathers throw: each join fails with its exception as the cause.
+            failures = fetch.([Threads.@spawn try
+                                   Context(_ -> error("store unreachable from rank $r"), r, 2; token = token,
+                                           connect_timeout_ms = 60000)
+                               catch e
+                                   e
+                               end for r in 0:1])
+            for (r, err) in zip(0:1, failures)
+                @test err isa DistError && err.cause isa ErrorException
+                @test occursin("exchange", lowercase(err.message)) && occursin("store unreachable from rank $r", err.message)
+            end
+        end
+    end
+
     @testset "strategy example on two ranks" begin
         launcher = joinpath(BUILD, "tools", "dist-run", "dist-run")
         project = normpath(joinpath(@__DIR__, ".."))

@@ -129,6 +129,28 @@ pub struct dist_context_options_t {
     pub timeout_ms: i64,
 }
 
+/// dist_oob_t's all-gather: starts one; sets *request (NULL when already complete).
+pub type dist_oob_allgather_fn_t = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, send: *const c_void, recv: *mut c_void, bytes: usize, request: *mut *mut c_void) -> i32,
+>;
+/// dist_oob_t's test: 0 complete, 1 in progress, negative failed.
+pub type dist_oob_test_fn_t = Option<unsafe extern "C" fn(user_data: *mut c_void, request: *mut c_void) -> i32>;
+/// dist_oob_t's free (may be None).
+pub type dist_oob_free_fn_t = Option<unsafe extern "C" fn(user_data: *mut c_void, request: *mut c_void)>;
+
+/// A context through the caller's own all-gather (dist_context_create_oob).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct dist_oob_t {
+    pub field_mask: u64,
+    pub rank: i32,
+    pub size: i32,
+    pub allgather: dist_oob_allgather_fn_t,
+    pub test: dist_oob_test_fn_t,
+    pub free: dist_oob_free_fn_t,
+    pub user_data: *mut c_void,
+}
+
 // ---- Communicators ----------------------------------------------------------
 pub type dist_comm_path_t = i32;
 pub const DIST_COMM_PATH_SELF: dist_comm_path_t = 0;
@@ -441,6 +463,11 @@ extern "C" {
 
     pub fn dist_context_create(
         cluster: *const dist_cluster_t,
+        options: *const dist_context_options_t,
+        context: *mut *mut dist_context_t,
+    ) -> dist_status_t;
+    pub fn dist_context_create_oob(
+        oob: *const dist_oob_t,
         options: *const dist_context_options_t,
         context: *mut *mut dist_context_t,
     ) -> dist_status_t;

@@ -1,11 +1,13 @@
 //! Joining the cluster: `dist_context_t` as `Context`.
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cluster::Cluster;
 use crate::comm::Comm;
-use crate::error::{check, Error, Result};
+use crate::error::{check, BoxError, Error, Result};
+use crate::exchange::{self, AllGatherFn};
 use crate::strings::{opt_to_c, ptr as c_ptr};
 use crate::sys;
 
@@ -19,6 +21,29 @@ pub struct ContextOptions {
     pub connect_timeout: Option<Duration>,
     /// Default deadline of every collective (default 60 s).
     pub timeout: Option<Duration>,
+}
+
+/// Calls `f` with the C options of `options`, whose strings live until it returns.
+fn with_raw_options<T>(options: &ContextOptions, f: impl FnOnce(&sys::dist_context_options_t) -> Result<T>) -> Result<T> {
+    let token = opt_to_c(options.token.as_deref())?;
+    let token_file = opt_to_c(options.token_file.as_deref())?;
+    let mut raw = sys::dist_context_options_t::default();
+    if token.is_some() {
+        raw.field_mask |= sys::DIST_CONTEXT_OPT_TOKEN;
+    }
+    if token_file.is_some() {
+        raw.field_mask |= sys::DIST_CONTEXT_OPT_TOKEN_FILE;
+    }
+    (raw.token, raw.token_file) = (c_ptr(&token), c_ptr(&token_file));
+    if let Some(t) = options.connect_timeout {
+        raw.field_mask |= sys::DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS;
+        raw.connect_timeout_ms = millis(t);
+    }
+    if let Some(t) = options.timeout {
+        raw.field_mask |= sys::DIST_CONTEXT_OPT_TIMEOUT_MS;
+        raw.timeout_ms = millis(t);
+    }
+    f(&raw)
 }
 
 pub(crate) fn millis(d: Duration) -> i64 {
@@ -45,28 +70,37 @@ unsafe impl Sync for Context {}
 impl Context {
     /// dist_context_create: blocks until every member has connected.
     pub fn new(cluster: &Cluster, options: &ContextOptions) -> Result<Context> {
-        let token = opt_to_c(options.token.as_deref())?;
-        let token_file = opt_to_c(options.token_file.as_deref())?;
-        let mut raw_options = sys::dist_context_options_t::default();
-        if token.is_some() {
-            raw_options.field_mask |= sys::DIST_CONTEXT_OPT_TOKEN;
-        }
-        if token_file.is_some() {
-            raw_options.field_mask |= sys::DIST_CONTEXT_OPT_TOKEN_FILE;
-        }
-        (raw_options.token, raw_options.token_file) = (c_ptr(&token), c_ptr(&token_file));
-        if let Some(t) = options.connect_timeout {
-            raw_options.field_mask |= sys::DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS;
-            raw_options.connect_timeout_ms = millis(t);
-        }
-        if let Some(t) = options.timeout {
-            raw_options.field_mask |= sys::DIST_CONTEXT_OPT_TIMEOUT_MS;
-            raw_options.timeout_ms = millis(t);
-        }
-        let mut raw = ptr::null_mut();
-        // SAFETY: a live cluster; the option strings outlive the call.
-        check(unsafe { sys::dist_context_create(cluster.as_raw(), &raw_options, &mut raw) })?;
-        Ok(Context { raw, world_taken: AtomicBool::new(false) })
+        with_raw_options(options, |raw_options| {
+            let mut raw = ptr::null_mut();
+            // SAFETY: a live cluster; the option strings outlive the call.
+            check(unsafe { sys::dist_context_create(cluster.as_raw(), raw_options, &mut raw) })?;
+            Ok(Context::adopt(raw))
+        })
+    }
+
+    /// dist_context_create_oob: joins through the caller's own exchange, for
+    /// frameworks that already have a rendezvous (torch's Store, an MPI
+    /// communicator, JAX's key-value store) and no cluster spec.
+    ///
+    /// `all_gather` gets this rank's bytes and returns every rank's, rank r's at
+    /// index r, each as long as the bytes given. It is called one or more times,
+    /// in the same order on every rank, each time on a thread of its own (hence
+    /// `Send + Sync + 'static`); the connect deadline bounds the whole join. An
+    /// error it returns fails the join: the `Error` names it and has it as its
+    /// `source()`. A panic in it is resumed here once the C call has returned. The
+    /// cluster token authenticates the members as with a cluster (the options,
+    /// else DIST_CLUSTER_TOKEN / DIST_CLUSTER_TOKEN_FILE).
+    pub fn from_exchange<F, E>(rank: i32, size: i32, all_gather: F, options: &ContextOptions) -> Result<Context>
+    where
+        F: Fn(&[u8]) -> std::result::Result<Vec<Vec<u8>>, E> + Send + Sync + 'static,
+        E: Into<BoxError>,
+    {
+        let function: Arc<AllGatherFn> = Arc::new(move |sent: &[u8]| all_gather(sent).map_err(Into::into));
+        with_raw_options(options, |raw_options| Ok(Context::adopt(exchange::create(rank, size, function, raw_options)?)))
+    }
+
+    fn adopt(raw: *mut sys::dist_context_t) -> Context {
+        Context { raw, world_taken: AtomicBool::new(false) }
     }
 
     pub fn as_raw(&self) -> *mut sys::dist_context_t {

@@ -27,6 +27,27 @@ public final class Context implements AutoCloseable {
     public String tokenFile;
     public Duration connectTimeout;
     public Duration timeout;
+
+    DistLibrary.ContextOptionsStruct toStruct() {
+      DistLibrary.ContextOptionsStruct s = new DistLibrary.ContextOptionsStruct();
+      if (token != null) {
+        s.field_mask |= OPT_TOKEN;
+        s.token = token;
+      }
+      if (tokenFile != null) {
+        s.field_mask |= OPT_TOKEN_FILE;
+        s.token_file = tokenFile;
+      }
+      if (connectTimeout != null) {
+        s.field_mask |= OPT_CONNECT_TIMEOUT_MS;
+        s.connect_timeout_ms = connectTimeout.toMillis();
+      }
+      if (timeout != null) {
+        s.field_mask |= OPT_TIMEOUT_MS;
+        s.timeout_ms = timeout.toMillis();
+      }
+      return s;
+    }
   }
 
   /** Joins the cluster with the default options; blocks until every member connected. */
@@ -35,27 +56,33 @@ public final class Context implements AutoCloseable {
   }
 
   public Context(Cluster cluster, Options options) {
-    DistLibrary.ContextOptionsStruct s = new DistLibrary.ContextOptionsStruct();
-    if (options.token != null) {
-      s.field_mask |= OPT_TOKEN;
-      s.token = options.token;
-    }
-    if (options.tokenFile != null) {
-      s.field_mask |= OPT_TOKEN_FILE;
-      s.token_file = options.tokenFile;
-    }
-    if (options.connectTimeout != null) {
-      s.field_mask |= OPT_CONNECT_TIMEOUT_MS;
-      s.connect_timeout_ms = options.connectTimeout.toMillis();
-    }
-    if (options.timeout != null) {
-      s.field_mask |= OPT_TIMEOUT_MS;
-      s.timeout_ms = options.timeout.toMillis();
-    }
-    PointerByReference out = new PointerByReference();
-    DistException.check(DistLibrary.LIB.dist_context_create(cluster.pointer(), s, out));
-    handle = new Handle(out.getValue(), DistLibrary.LIB::dist_context_destroy, null, null);
+    this(join(cluster, options));
+  }
+
+  private Context(Pointer raw) {
+    handle = new Handle(raw, DistLibrary.LIB::dist_context_destroy, null, null);
     cleanable = handle.watch(this);
+  }
+
+  private static Pointer join(Cluster cluster, Options options) {
+    PointerByReference out = new PointerByReference();
+    DistException.check(DistLibrary.LIB.dist_context_create(cluster.pointer(), options.toStruct(), out));
+    return out.getValue();
+  }
+
+  /**
+   * Joins through the caller's own exchange (dist_context_create_oob), for
+   * frameworks that already have a rendezvous (torch's Store, an MPI communicator,
+   * JAX's key-value store) and no cluster spec. {@code allGather} is called one or
+   * more times, in the same order on every rank, each time on a thread of its own;
+   * the connect deadline bounds the whole join. What it throws fails the join: the
+   * DistException thrown here names it and has it as its cause (a
+   * {@link java.lang.Error} is rethrown as it was). The cluster token
+   * authenticates the members as with a cluster (the options, else
+   * DIST_CLUSTER_TOKEN / DIST_CLUSTER_TOKEN_FILE).
+   */
+  public static Context fromExchange(int rank, int size, AllGather allGather, Options options) {
+    return new Context(Exchange.join(rank, size, allGather, options.toStruct()));
   }
 
   Handle handle() {

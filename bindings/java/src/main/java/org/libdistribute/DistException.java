@@ -12,6 +12,12 @@ public class DistException extends RuntimeException {
     this.detail = message;
   }
 
+  /** A failed call that {@code cause}, the caller's own code, made fail. */
+  DistException(int status, String message, Throwable cause) {
+    this(status, message);
+    initCause(cause);
+  }
+
   /** The C status code (negative), one of {@link Status}. */
   public int status() {
     return status;

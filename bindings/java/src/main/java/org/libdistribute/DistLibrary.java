@@ -85,6 +85,32 @@ interface DistLibrary extends Library {
     public long timeout_ms;
   }
 
+  /** dist_oob_t's all-gather: starts one and writes the request (a void*) at {@code request}. */
+  interface OobAllgatherFn extends Callback {
+    int invoke(Pointer userData, Pointer send, Pointer recv, SizeT bytes, Pointer request);
+  }
+
+  /** dist_oob_t's test: 0 complete, 1 in progress, negative failed. */
+  interface OobTestFn extends Callback {
+    int invoke(Pointer userData, Pointer request);
+  }
+
+  /** dist_oob_t's free. */
+  interface OobFreeFn extends Callback {
+    void invoke(Pointer userData, Pointer request);
+  }
+
+  @Structure.FieldOrder({"field_mask", "rank", "size", "allgather", "test", "free", "user_data"})
+  class OobStruct extends Structure {
+    public long field_mask;
+    public int rank;
+    public int size;
+    public OobAllgatherFn allgather;
+    public OobTestFn test;
+    public OobFreeFn free;
+    public Pointer user_data;
+  }
+
   @Structure.FieldOrder({"field_mask", "timeout_ms", "allreduce"})
   class CommOptionsStruct extends Structure {
     public long field_mask;
@@ -218,6 +244,7 @@ interface DistLibrary extends Library {
   int dist_cluster_to_json(Pointer cluster, PointerByReference json);
 
   int dist_context_create(Pointer cluster, ContextOptionsStruct options, PointerByReference context);
+  int dist_context_create_oob(OobStruct oob, ContextOptionsStruct options, PointerByReference context);
   void dist_context_destroy(Pointer context);
   int dist_context_rank(Pointer context, IntByReference rank);
   int dist_context_size(Pointer context, IntByReference size);
