@@ -115,7 +115,7 @@ static void expect_refused(struct launch* launch, start_rank_fn start, int rank,
   start(launch, rank, env);
   const double took = wait_exit(launch, rank, started, 60);
   char line[1024];
-  line_with(launch, rank, "context: ", line, sizeof line);
+  line_with(launch, rank, "context after ", line, sizeof line);
   print_message("rank %d refused after %.2f s: %s\n", rank, took, line);
   if (launch->exit_codes[rank] != 3) fail_with_output(launch, rank, "did not fail to join (exit code 3)");
   char listener[96];
@@ -170,7 +170,7 @@ void expect_wrong_listener_named(struct launch* launch, start_rank_fn start) {
 
   const double took = wait_exit(launch, 0, listener_started, kListenerDeadlineS + 2.0);
   char line[2048];
-  line_with(launch, 0, "context: ", line, sizeof line);
+  line_with(launch, 0, "context after ", line, sizeof line);
   print_message("rank 0 failed after %.2f s: %s\n", took, line);
   if (launch->exit_codes[0] != 3 || strstr(line, "DIST_ERR_TIMEOUT") == NULL) {
     fail_with_output(launch, 0, "did not fail with DIST_ERR_TIMEOUT at its connect deadline");
