@@ -161,8 +161,9 @@ static void test_slurm_across_hosts(void** state) {
 }
 
 /* srun's job of 2 nodes x 2 tasks, task 1 (node 0's second) never started:
- * rank 0 waits for it to connect, ranks 2 and 3 cannot reach it; every one
- * names it. Then the whole job runs on the same hosts. */
+ * rank 0 waits for it to connect, ranks 2 and 3 (started as processes 1 and
+ * 2) cannot reach it; every one names it. Then the whole job runs on the same
+ * hosts. */
 static void test_slurm_missing_task(void** state) {
   (void)state;
   static const struct layout kStarted = {"srun 2x2, task 1 missing", 3, {0, 1, 1}};
