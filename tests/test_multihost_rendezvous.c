@@ -1,12 +1,13 @@
-/* Launching across emulated hosts without listing hosts: torchrun-style
+/* Launching across emulated hosts as each launcher does: torchrun-style
  * (RANK, WORLD_SIZE, LOCAL_*, MASTER_ADDR, MASTER_PORT only) and mpirun-style
  * (Open MPI's rank variables plus DIST_RENDEZVOUS=host:port) jobs gather every
- * task's address at rank 0, then check the path, the host-local view and
- * all-reduces against references (multihost_worker hosts). A missing rank and
- * an unreachable rank 0 fail within the connect deadline + 2 s, naming the
- * missing rank or the address that could not be reached; the same hosts then
- * run the whole job. Skips (77), saying why, where emulated hosts cannot be
- * made (not root). */
+ * task's address at rank 0; Slurm-style jobs (what srun gives each task, no
+ * DIST_HOSTS, no TF_CONFIG) take every address from the step's nodelist. Each
+ * then checks the path, the host-local view and all-reduces against references
+ * (multihost_worker hosts). A missing rank and an unreachable rank 0 fail
+ * within the connect deadline + 2 s, naming the missing rank or the address
+ * that could not be reached; the same hosts then run the whole job. Skips
+ * (77), saying why, where emulated hosts cannot be made (not root). */
 #include "multihost/hosts.h"
 #include "multihost/layout.h"
 #include "test_support.h"
@@ -15,6 +16,7 @@ enum { kConnectMs = 4000 };
 
 static const struct layout k2x2 = {"torchrun 2x2", 4, {0, 0, 1, 1}};
 static const struct layout k3x1 = {"mpirun 3x1", 3, {0, 1, 2}};
+static const struct layout k2x2_slurm = {"srun 2 nodes x 2 tasks", 4, {0, 0, 1, 1}};
 /* World size 3, but the rank on host 2 never starts. */
 static const struct layout kMissing = {"rank 2 of 3 missing", 2, {0, 1}};
 /* World size 2, rank 0 (host 0) never starts: only rank 1 runs, on host 1. */
@@ -28,9 +30,10 @@ static const char* worker(void) {
 
 /* What a launcher tells each task, by style; built for `ranks` launched
  * processes whose world ranks start at first_rank. */
+enum { kMaxLauncherVariables = 14 };
 struct launcher_env {
-  char text[kMaxRanks][6][64];
-  const char* entries[kMaxRanks][8];
+  char text[kMaxRanks][kMaxLauncherVariables][64];
+  const char* entries[kMaxRanks][kMaxLauncherVariables + 1];
   const char* const* by_rank[kMaxRanks];
 };
 
@@ -58,6 +61,49 @@ static void mpirun_env(struct launcher_env* e, const struct layout* layout, int 
     snprintf(e->text[r][3], 64, "DIST_RENDEZVOUS=198.18.0.1:7070");
     for (int i = 0; i < 4; ++i) e->entries[r][i] = e->text[r][i];
     e->entries[r][4] = NULL;
+    e->by_rank[r] = e->entries[r];
+  }
+}
+
+/* What srun gives task r of a job laid out as `layout` (its nodes, ranks in
+ * blocks, srun's default). The emulated hosts have no DNS and no /etc/hosts
+ * entries of their own, so the nodes are named by their IPv4 addresses, which
+ * Slurm accepts as node names and the resolver connects to without a lookup:
+ * nodelist "198.18.0.[1-2]", and SLURMD_NODENAME the host's own address. The
+ * resolver reads SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_STEP_NODELIST,
+ * SLURM_STEP_TASKS_PER_NODE and SLURMD_NODENAME, and puts local task k of a
+ * node at port 8888 + k; the job-wide variables are there as srun sets them. */
+static void slurm_env(struct launcher_env* e, const struct layout* layout) {
+  const int nodes = layout_hosts(layout);
+  char nodelist[32], tasks_per_node[64] = "";
+  snprintf(nodelist, sizeof nodelist, nodes == 1 ? "198.18.0.1" : "198.18.0.[1-%d]", nodes);
+  /* Slurm's compressed counts: "2(x2)", "2,1". */
+  for (int h = 0, used = 0; h < nodes;) {
+    int same = 1;
+    while (h + same < nodes && layout_local_size(layout, h + same) == layout_local_size(layout, h)) ++same;
+    used += snprintf(tasks_per_node + used, sizeof tasks_per_node - used, same > 1 ? "%s%d(x%d)" : "%s%d",
+                     h > 0 ? "," : "", layout_local_size(layout, h), same);
+    h += same;
+  }
+  for (int r = 0; r < layout->ranks; ++r) {
+    const int host = layout->host_of[r];
+    int local_id = 0;
+    for (int k = 0; k < r; ++k) local_id += layout->host_of[k] == host;
+    int n = 0;
+    snprintf(e->text[r][n++], 64, "SLURM_JOB_NODELIST=%s", nodelist);
+    snprintf(e->text[r][n++], 64, "SLURM_STEP_NODELIST=%s", nodelist);
+    snprintf(e->text[r][n++], 64, "SLURM_JOB_NUM_NODES=%d", nodes);
+    snprintf(e->text[r][n++], 64, "SLURM_STEP_NUM_NODES=%d", nodes);
+    snprintf(e->text[r][n++], 64, "SLURM_NTASKS=%d", layout->ranks);
+    snprintf(e->text[r][n++], 64, "SLURM_STEP_NUM_TASKS=%d", layout->ranks);
+    snprintf(e->text[r][n++], 64, "SLURM_TASKS_PER_NODE=%s", tasks_per_node);
+    snprintf(e->text[r][n++], 64, "SLURM_STEP_TASKS_PER_NODE=%s", tasks_per_node);
+    snprintf(e->text[r][n++], 64, "SLURM_PROCID=%d", r);
+    snprintf(e->text[r][n++], 64, "SLURM_NODEID=%d", host);
+    snprintf(e->text[r][n++], 64, "SLURM_LOCALID=%d", local_id);
+    snprintf(e->text[r][n++], 64, "SLURMD_NODENAME=198.18.0.%d", host + 1);
+    for (int i = 0; i < n; ++i) e->entries[r][i] = e->text[r][i];
+    e->entries[r][n] = NULL;
     e->by_rank[r] = e->entries[r];
   }
 }
@@ -105,6 +151,33 @@ static void test_mpirun_across_hosts(void** state) {
   struct launcher_env e;
   mpirun_env(&e, &k3x1, 3, 0);
   run_whole_job(&k3x1, &e);
+}
+
+static void test_slurm_across_hosts(void** state) {
+  (void)state;
+  struct launcher_env e;
+  slurm_env(&e, &k2x2_slurm);
+  run_whole_job(&k2x2_slurm, &e);
+}
+
+/* srun's job of 2 nodes x 2 tasks, task 1 (node 0's second) never started:
+ * rank 0 waits for it to connect, ranks 2 and 3 (started as processes 1 and
+ * 2) cannot reach it; every one names it. Then the whole job runs on the same
+ * hosts. */
+static void test_slurm_missing_task(void** state) {
+  (void)state;
+  static const struct layout kStarted = {"srun 2x2, task 1 missing", 3, {0, 1, 1}};
+  struct launcher_env e;
+  slurm_env(&e, &k2x2_slurm);
+  const char* const* started[] = {e.by_rank[0], e.by_rank[2], e.by_rank[3]};
+  const char* args[] = {"hosts", "0", "0,0,1,1", NULL};
+  layout_start_ranks(&kStarted, worker(), args, kCommonEnv, started);
+  layout_finish(kConnectMs / 1000.0 + 30);
+  expect_failure(0, "DIST_ERR_TIMEOUT", "worker:1 (198.18.0.1:8889) did not connect within");
+  expect_failure(1, "DIST_ERR_TIMEOUT", "could not reach worker:1 (198.18.0.1:8889)");
+  expect_failure(2, "DIST_ERR_TIMEOUT", "could not reach worker:1 (198.18.0.1:8889)");
+
+  run_whole_job(&k2x2_slurm, &e);
 }
 
 static void test_missing_rank(void** state) {
@@ -207,6 +280,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_torchrun_across_hosts, layout_teardown),
       cmocka_unit_test_teardown(test_mpirun_across_hosts, layout_teardown),
+      cmocka_unit_test_teardown(test_slurm_across_hosts, layout_teardown),
+      cmocka_unit_test_teardown(test_slurm_missing_task, layout_teardown),
       cmocka_unit_test_teardown(test_missing_rank, layout_teardown),
       cmocka_unit_test_teardown(test_unreachable_master, layout_teardown),
       cmocka_unit_test_teardown(test_ranks_disagree_on_size, layout_teardown),
