@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "base/log.h"
@@ -17,6 +18,18 @@ namespace {
 constexpr uint32_t kMaxTransportAddress = 1 << 16;
 constexpr uint32_t kMaxHostId = 256;
 constexpr auto kHandshakeLimit = std::chrono::seconds(10);
+
+// "120", "1.5": a duration in seconds, as people set it.
+std::string describe_seconds(std::chrono::milliseconds duration) {
+  char text[32];
+  const long long ms = duration.count();
+  if (ms % 1000 == 0) {
+    std::snprintf(text, sizeof text, "%lld", ms / 1000);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f", static_cast<double>(ms) / 1000.0);
+  }
+  return text;
+}
 
 struct HelloWire {
   int32_t rank;
@@ -134,8 +147,10 @@ std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request, Socket
   mine.network_address = request.network_address;
 
   if (!listener.valid()) listener = listen_on(split_address(request.addresses[static_cast<size_t>(me)]));
-  const std::string seconds =
-      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(request.deadline - std::chrono::steady_clock::now()).count());
+  const std::string seconds = describe_seconds(request.connect_timeout.count() > 0
+                                                   ? request.connect_timeout
+                                                   : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                         request.deadline - std::chrono::steady_clock::now()));
 
   // Lower ranks: connect, retrying with backoff until they listen.
   for (int32_t j = 0; j < me; ++j) {

@@ -6,6 +6,7 @@
 // aborts and goodbyes, and their closing is how a dead peer is noticed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ struct BootstrapRequest {
   std::string transport_address;
   std::string network_address;
   SteadyTime deadline;
+  // The whole connect deadline as the caller set it, which messages name (the
+  // time left when the bootstrap starts is less: the transport started first).
+  std::chrono::milliseconds connect_timeout{0};
 };
 
 struct BootstrapPeer {

@@ -88,6 +88,7 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options, 
   request.transport_address = worker_->address();
   request.network_address = worker_->network_address();
   request.deadline = deadline;
+  request.connect_timeout = options.connect_timeout;
   peers_ = run_bootstrap(request, std::move(listener));
 
   std::vector<UcxPeer> remote(peers_.size());

@@ -26,6 +26,17 @@ int remaining_ms(SteadyTime deadline) {
   fail(Status::kSystem, what + ": " + std::strerror(errno));
 }
 
+// The numeric host and port of a socket address into *out; getnameinfo's
+// error code, 0 when it worked.
+int numeric_address(const sockaddr_storage& address, socklen_t length, HostPort* out) {
+  char host[NI_MAXHOST] = {};
+  char port[NI_MAXSERV] = {};
+  const int rc = getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host, sizeof host, port,
+                             sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
+  if (rc == 0) *out = HostPort{host, static_cast<uint16_t>(std::stoi(port))};
+  return rc;
+}
+
 void set_nonblocking(int fd) {
   int flags = fcntl(fd, F_GETFL, 0);
   if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) fail_errno("fcntl(O_NONBLOCK)");
@@ -107,12 +118,10 @@ HostPort local_address(const Socket& socket) {
   sockaddr_storage bound{};
   socklen_t length = sizeof bound;
   if (getsockname(socket.fd(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) fail_errno("getsockname");
-  char host[NI_MAXHOST] = {};
-  char port[NI_MAXSERV] = {};
-  int rc = getnameinfo(reinterpret_cast<sockaddr*>(&bound), length, host, sizeof host, port, sizeof port,
-                       NI_NUMERICHOST | NI_NUMERICSERV);
+  HostPort address;
+  const int rc = numeric_address(bound, length, &address);
   if (rc != 0) fail(Status::kSystem, std::string("getnameinfo: ") + gai_strerror(rc));
-  return HostPort{host, static_cast<uint16_t>(std::stoi(port))};
+  return address;
 }
 
 Socket accept_until(const Socket& listener, SteadyTime deadline) {
@@ -195,14 +204,12 @@ void read_all(int fd, void* data, size_t bytes, SteadyTime deadline, const std::
 std::string remote_address(const Socket& socket) {
   sockaddr_storage peer{};
   socklen_t length = sizeof peer;
-  char host[NI_MAXHOST] = {};
-  char port[NI_MAXSERV] = {};
+  HostPort address;
   if (getpeername(socket.fd(), reinterpret_cast<sockaddr*>(&peer), &length) != 0 ||
-      getnameinfo(reinterpret_cast<sockaddr*>(&peer), length, host, sizeof host, port, sizeof port,
-                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+      numeric_address(peer, length, &address) != 0) {
     return "an unknown address";
   }
-  return (peer.ss_family == AF_INET6 ? "[" + std::string(host) + "]" : std::string(host)) + ":" + port;
+  return join_address(address);
 }
 
 void enable_keepalive(int fd) {

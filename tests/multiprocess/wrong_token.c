@@ -176,6 +176,10 @@ void expect_wrong_listener_named(struct launch* launch, start_rank_fn start) {
     fail_with_output(launch, 0, "did not fail with DIST_ERR_TIMEOUT at its connect deadline");
   }
   if (took < kListenerDeadlineS - 1) fail_msg("rank 0 gave up %.2f s after it started, before its deadline", took);
+  /* The deadline as it was set, not the seconds left when the bootstrap began. */
+  char within[64];
+  snprintf(within, sizeof within, "did not connect within %d s", kListenerDeadlineS);
+  if (strstr(line, within) == NULL) fail_msg("rank 0's error does not say \"%s\": %s", within, line);
   for (int r = 1; r < launch->n; ++r) {
     char task[32];
     snprintf(task, sizeof task, "worker:%d (", r);
