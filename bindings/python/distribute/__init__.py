@@ -36,6 +36,10 @@ def version_string():
     return text(lib.dist_version_string())
 
 
+# The loaded library's version (include/c_api.h's; pip's metadata reads the same).
+__version__ = version_string()
+
+
 def build_features():
     """The names of the optional components built in: subset of {"ucx", "cuda", "nccl", "hwloc"}."""
     bits = lib.dist_build_features()

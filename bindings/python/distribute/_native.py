@@ -15,6 +15,10 @@ def _candidates():
     explicit = os.environ.get("DIST_LIBRARY")
     if explicit:
         yield explicit
+    # Installed by pip (pyproject.toml): the copy built with these modules, beside
+    # them. It comes before every search so that an installed package never picks
+    # up another build's library; only DIST_LIBRARY, said outright, overrides it.
+    yield os.path.join(os.path.dirname(os.path.abspath(__file__)), f"libdistribute.so.{C.ABI_VERSION}")
     build = os.environ.get("DIST_BUILD_DIR")
     if build:
         yield os.path.join(build, "src", "libdistribute.so")
@@ -30,20 +34,21 @@ def _candidates():
 
 
 def _load():
+    """The loaded library and the path it was loaded by (library_path)."""
     tried = []
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):
             tried.append(f"{path} (missing)")
             continue
         try:
-            return ctypes.CDLL(path)
+            return ctypes.CDLL(path), path
         except OSError as e:
             tried.append(f"{path} ({e})")
     raise ImportError("libdistribute not found; set DIST_LIBRARY to the .so or DIST_BUILD_DIR "
                       "to the build tree. Tried: " + "; ".join(tried))
 
 
-lib = _load()
+lib, library_path = _load()
 
 status_t = ctypes.c_int32
 handle_p = ctypes.c_void_p
