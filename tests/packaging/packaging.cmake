@@ -91,3 +91,15 @@ set_tests_properties(install_consumer_cmake PROPERTIES TIMEOUT 300
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
   set_tests_properties(${DIST_INSTALL_TESTS} PROPERTIES DISABLED TRUE)
 endif()
+
+# ---- pip: the Python package built, installed into a fresh venv and run ---------
+# pyproject.toml's build (scikit-build-core, this CMake project, Release, library
+# only) into a wheel, installed into a fresh virtual environment where `import
+# distribute` and a two-process all-reduce must work with no paths set. Needs the
+# package index (skipped, saying so, without it); its CMake build stays in
+# packaging/pip/build for the next run, and ccache is used when there is one.
+add_test(NAME pip_install
+  COMMAND bash ${DIST_PACKAGING_DIR}/pip_install.sh ${PROJECT_SOURCE_DIR}
+    ${DIST_PACKAGING_WORK}/pip ${PROJECT_VERSION})
+set_tests_properties(pip_install PROPERTIES TIMEOUT 1200 SKIP_RETURN_CODE 77
+  LABELS packaging PROCESSORS 2)
