@@ -82,8 +82,12 @@ inline constexpr size_t kSplitWriteMaxBytesInPlaceSharedCores = 16 * 1024 * 1024
 // all-reduce crosses between hosts through one rank per host (one message per
 // host and step, the least latency); above it every local rank carries its
 // share on its rail (all links and cores busy, the least time per byte).
-// Starting points from the cost model, to be tuned on real hosts.
-inline constexpr size_t kHierarchicalLeadersMaxBytes = 32 * 1024;
+// Measured on 2 emulated hosts x 2 ranks (bench/README.md, "Many hosts"),
+// leaders' time over rails' in four interleaved runs: at 256 KiB 0.37-0.84 in
+// every run, at 64 KiB 0.37-0.96 in three and 1.61 in one; from 1 MiB the runs
+// disagree (0.30-1.93). The emulated hosts share two cores, which favours the
+// fewer processes leaders keep busy: to be tuned again on real hosts.
+inline constexpr size_t kHierarchicalLeadersMaxBytes = 256 * 1024;
 // Broadcasts from this size split the message over the rails.
 inline constexpr size_t kHierarchicalRailsMinBroadcastBytes = 256 * 1024;
 }  // namespace dist
