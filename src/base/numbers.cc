@@ -1,6 +1,7 @@
 #include "base/numbers.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #include "base/status.h"
@@ -23,6 +24,17 @@ int64_t parse_integer(const std::string& text, const std::string& field, int64_t
                  std::to_string(max) + "]");
   }
   return value;
+}
+
+std::string describe_seconds(std::chrono::milliseconds duration) {
+  char text[32];
+  const long long ms = duration.count();
+  if (ms % 1000 == 0) {
+    std::snprintf(text, sizeof text, "%lld s", ms / 1000);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ms) / 1000.0);
+  }
+  return text;
 }
 
 }  // namespace dist

@@ -1,8 +1,10 @@
 // Strict number parsing for configuration text (the whole string must be a
 // decimal integer within [min, max], or the error names the field and the
-// value), and the integer tests the algorithms share.
+// value), durations as messages print them, and the integer tests the
+// algorithms share.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -16,6 +18,10 @@ inline int32_t parse_int32(const std::string& text, const std::string& field, in
                            int32_t max = INT32_MAX) {
   return static_cast<int32_t>(parse_integer(text, field, min, max));
 }
+
+// "8 s", "1.5 s": a duration as people set it, for messages ("did not
+// connect within 8 s").
+std::string describe_seconds(std::chrono::milliseconds duration);
 
 // 1, 2, 4, 8, ...: rank counts that halving algorithms need no fold for, and
 // divisors whose reciprocal is exact in binary floating point.

@@ -3,10 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <thread>
 
 #include "base/log.h"
+#include "base/numbers.h"
 #include "base/status.h"
 #include "topology/host_identity.h"
 #include "transport/handshake.h"
@@ -17,19 +16,6 @@ namespace {
 
 constexpr uint32_t kMaxTransportAddress = 1 << 16;
 constexpr uint32_t kMaxHostId = 256;
-constexpr auto kHandshakeLimit = std::chrono::seconds(10);
-
-// "120", "1.5": a duration in seconds, as people set it.
-std::string describe_seconds(std::chrono::milliseconds duration) {
-  char text[32];
-  const long long ms = duration.count();
-  if (ms % 1000 == 0) {
-    std::snprintf(text, sizeof text, "%lld", ms / 1000);
-  } else {
-    std::snprintf(text, sizeof text, "%.1f", static_cast<double>(ms) / 1000.0);
-  }
-  return text;
-}
 
 struct HelloWire {
   int32_t rank;
@@ -147,24 +133,13 @@ std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request, Socket
   mine.network_address = request.network_address;
 
   if (!listener.valid()) listener = listen_on(split_address(request.addresses[static_cast<size_t>(me)]));
-  const std::string seconds = describe_seconds(request.connect_timeout.count() > 0
-                                                   ? request.connect_timeout
-                                                   : std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                         request.deadline - std::chrono::steady_clock::now()));
+  const std::string seconds = describe_seconds(request.connect_timeout);
 
   // Lower ranks: connect, retrying with backoff until they listen.
   for (int32_t j = 0; j < me; ++j) {
     const std::string peer = request.names[static_cast<size_t>(j)] + " (" + request.addresses[static_cast<size_t>(j)] + ")";
-    HostPort target = split_address(request.addresses[static_cast<size_t>(j)]);
-    auto backoff = std::chrono::milliseconds(10);
-    Socket socket;
-    while (!(socket = try_connect(target, request.deadline)).valid()) {
-      if (std::chrono::steady_clock::now() >= request.deadline) {
-        fail(Status::kTimeout, "bootstrap: could not reach " + peer + " within " + seconds + " s");
-      }
-      std::this_thread::sleep_for(backoff);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
-    }
+    Socket socket = connect_until(split_address(request.addresses[static_cast<size_t>(j)]), request.deadline);
+    if (!socket.valid()) fail(Status::kTimeout, "bootstrap: could not reach " + peer + " within " + seconds);
     authenticate_as_connector(socket.fd(), request.token, request.deadline, peer);
     send_hello(socket.fd(), mine, request.deadline, peer);
     PeerHello hello = receive_hello(socket.fd(), request.deadline, peer);
@@ -187,7 +162,7 @@ std::vector<BootstrapPeer> run_bootstrap(const BootstrapRequest& request, Socket
                    request.addresses[static_cast<size_t>(j)] + ")";
         }
       }
-      fail(Status::kTimeout, "bootstrap: " + names + " did not connect within " + seconds + " s" + refusals.summary());
+      fail(Status::kTimeout, "bootstrap: " + names + " did not connect within " + seconds + refusals.summary());
     }
     const std::string from = remote_address(socket);
     const std::string peer = "a connection from " + from + " to " + request.addresses[static_cast<size_t>(me)];

@@ -35,7 +35,8 @@ struct BootstrapRequest {
   std::string network_address;
   SteadyTime deadline;
   // The whole connect deadline as the caller set it, which messages name (the
-  // time left when the bootstrap starts is less: the transport started first).
+  // time left when the bootstrap starts is less: the transport, and perhaps a
+  // rendezvous, started first).
   std::chrono::milliseconds connect_timeout{0};
 };
 

@@ -8,6 +8,7 @@
 //   acceptor  -> connector : "DISTOKAY" mac("acceptor", nonce_a, nonce_c)   or "DISTDENY"
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -32,6 +33,10 @@ class AuthFailure : public Error {
 // Both throw AuthFailure when the other side does not prove the token (or does
 // not speak this protocol), and the socket errors of read_all/write_all
 // otherwise. `peer` names it in messages.
+// How long a listener gives one connection to prove the token before it
+// serves the next (a stranger that says nothing holds it no longer).
+constexpr auto kHandshakeLimit = std::chrono::seconds(10);
+
 void authenticate_as_acceptor(int fd, const std::string& token, SteadyTime deadline, const std::string& peer);
 void authenticate_as_connector(int fd, const std::string& token, SteadyTime deadline, const std::string& peer);
 

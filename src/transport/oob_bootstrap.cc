@@ -3,11 +3,11 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "base/numbers.h"
 #include "base/status.h"
 #include "transport/advertised_address.h"
 #include "transport/socket.h"
@@ -43,12 +43,6 @@ uint64_t token_fingerprint(const std::string& token) {
   uint64_t fingerprint = 0;
   std::memcpy(&fingerprint, mac, sizeof fingerprint);
   return fingerprint;
-}
-
-std::string seconds_of(std::chrono::milliseconds timeout) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(timeout).count());
-  return text;
 }
 
 // Frees the caller's request on every way out: after this the caller's
@@ -88,7 +82,7 @@ void all_gather(const OobExchange& exchange, const void* send, void* recv, size_
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       fail(Status::kTimeout, "out-of-band bootstrap: the caller's exchange (allgather) did not complete within " +
-                                 seconds_of(connect_timeout) + " (the connect deadline); rank " +
+                                 describe_seconds(connect_timeout) + " (the connect deadline); rank " +
                                  std::to_string(exchange.rank) + " of " + std::to_string(exchange.size) +
                                  " waited for the others");
     }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
+#include "base/numbers.h"
 #include "base/status.h"
 #include "transport/handshake.h"
 
@@ -12,7 +12,6 @@ namespace dist {
 namespace {
 
 constexpr uint32_t kMaxAddress = 255;
-constexpr auto kHandshakeLimit = std::chrono::seconds(10);
 // Rank 0 gives up at the deadline and tells the tasks why; they wait this much
 // longer for its word rather than racing it with a vaguer error of their own.
 constexpr auto kAnswerGrace = std::chrono::seconds(1);
@@ -36,7 +35,7 @@ static_assert(sizeof(AnswerWire) == 16, "AnswerWire has padding");
 // Whole seconds, rounded: a deadline of 4 s read a moment later is still "4 s".
 std::string seconds_until(SteadyTime deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-  return std::to_string(std::max<int64_t>(0, (left.count() + 500) / 1000)) + " s";
+  return describe_seconds(std::chrono::seconds(std::max<int64_t>(0, (left.count() + 500) / 1000)));
 }
 
 void send_answer(int fd, const char* magic, int32_t size, const std::string& payload, SteadyTime deadline,
@@ -160,15 +159,9 @@ RendezvousOutcome join(const RendezvousPoint& point, const std::string& token, S
   const HostPort at = split_address(point.address);
   const std::string master = "the " + point.source + " rendezvous (rank 0) at " + point.address;
   const std::string seconds = seconds_until(deadline);
-  Socket socket;
-  auto backoff = std::chrono::milliseconds(10);
-  while (!(socket = try_connect(at, deadline)).valid()) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      fail(Status::kTimeout, "rank " + std::to_string(point.rank) + " could not reach " + master + " within " +
-                                 seconds);
-    }
-    std::this_thread::sleep_until(std::min(deadline, std::chrono::steady_clock::now() + backoff));
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+  Socket socket = connect_until(at, deadline);
+  if (!socket.valid()) {
+    fail(Status::kTimeout, "rank " + std::to_string(point.rank) + " could not reach " + master + " within " + seconds);
   }
   authenticate_as_connector(socket.fd(), token, deadline, master);
 

@@ -8,8 +8,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "base/status.h"
 
@@ -138,6 +140,17 @@ Socket accept_until(const Socket& listener, SteadyTime deadline) {
     if (std::chrono::steady_clock::now() >= deadline) return Socket();
     pollfd p{listener.fd(), POLLIN, 0};
     poll(&p, 1, std::max(1, remaining_ms(deadline)));
+  }
+}
+
+Socket connect_until(const HostPort& address, SteadyTime deadline) {
+  auto backoff = std::chrono::milliseconds(10);
+  while (true) {
+    Socket socket = try_connect(address, deadline);
+    const auto now = std::chrono::steady_clock::now();
+    if (socket.valid() || now >= deadline) return socket;
+    std::this_thread::sleep_until(std::min(deadline, now + backoff));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }
 }
 

@@ -60,6 +60,9 @@ Socket accept_until(const Socket& listener, SteadyTime deadline);
 // One connection attempt; an invalid Socket when nobody listens (yet).
 // Throws for errors that retrying cannot fix (unknown host).
 Socket try_connect(const HostPort& address, SteadyTime deadline);
+// try_connect again and again, waiting 10 ms, then twice as long each time up
+// to 0.5 s, while nobody listens; an invalid Socket at the deadline.
+Socket connect_until(const HostPort& address, SteadyTime deadline);
 
 // Reads/writes exactly `bytes`; throws kTimeout at the deadline and
 // kPeerFailed when the connection closes or breaks. `what` names the peer.
