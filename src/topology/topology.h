@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/json.h"
+#include "topology/network_interfaces.h"
 
 namespace dist {
 
@@ -62,14 +63,6 @@ struct Nic {
   std::string address;  // MAC address or node GUID; empty when unknown
   std::vector<NicPort> ports;  // openfabrics only
   DeviceLocation location;
-};
-
-// An OS network interface (getifaddrs), whether or not hwloc lists it as a NIC.
-struct NetworkInterface {
-  std::string name;
-  bool up = false;
-  bool loopback = false;
-  std::vector<std::string> addresses;  // IPv4 and IPv6, numeric
 };
 
 struct Topology {

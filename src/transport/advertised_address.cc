@@ -1,16 +1,13 @@
 #include "transport/advertised_address.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <net/route.h>
-#include <netinet/in.h>
 
 #include <fstream>
 #include <optional>
 #include <sstream>
 
 #include "base/status.h"
+#include "topology/network_interfaces.h"
 
 namespace dist {
 
@@ -35,23 +32,16 @@ std::optional<std::string> default_route_interface() {
   return std::nullopt;
 }
 
-// The IPv4 address of the first interface that is up and `wanted`.
+// The first IPv4 address of the first interface that is up and `wanted`.
 template <typename Wanted>
 std::optional<std::string> interface_ipv4(Wanted wanted) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return std::nullopt;
-  std::optional<std::string> found;
-  for (ifaddrs* entry = list; entry != nullptr && !found; entry = entry->ifa_next) {
-    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET || (entry->ifa_flags & IFF_UP) == 0 ||
-        !wanted(*entry)) {
-      continue;
+  for (const NetworkInterface& interface : list_interfaces()) {
+    if (!interface.up || !wanted(interface)) continue;
+    for (const std::string& address : interface.addresses) {
+      if (address.find(':') == std::string::npos) return address;
     }
-    char text[INET_ADDRSTRLEN] = {};
-    const auto* ipv4 = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
-    if (inet_ntop(AF_INET, &ipv4->sin_addr, text, sizeof text) != nullptr) found = text;
   }
-  freeifaddrs(list);
-  return found;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -64,11 +54,11 @@ std::string advertised_host(const Environment& env) {
     return *given;
   }
   if (auto name = default_route_interface()) {
-    if (auto address = interface_ipv4([&](const ifaddrs& entry) { return *name == entry.ifa_name; })) {
+    if (auto address = interface_ipv4([&](const NetworkInterface& interface) { return interface.name == *name; })) {
       return *address;
     }
   }
-  if (auto address = interface_ipv4([](const ifaddrs& entry) { return (entry.ifa_flags & IFF_LOOPBACK) == 0; })) {
+  if (auto address = interface_ipv4([](const NetworkInterface& interface) { return !interface.loopback; })) {
     return *address;
   }
   return "127.0.0.1";
