@@ -110,6 +110,10 @@ DIST_EXPORT dist_features_t dist_build_features(void);
 /* A JSON report of this build: {"version", "abi_version", "features": [...],
  * "compiler", "build_type", "sanitizers", and the versions of the linked
  * components ("ucx", "hwloc", "cuda_runtime", "nccl"; null when not built in)}.
+ * NCCL is opened at run time, not linked (an NCCL the process already loaded,
+ * such as torch's, is used; DIST_NCCL_LIBRARY names another): in builds with
+ * NCCL, "nccl_library" is the file opened and "nccl_unavailable" says why the
+ * NCCL path cannot run (null when it can); "nccl" is null when none opened.
  * The string is the caller's (dist_string_free). Any thread. */
 DIST_EXPORT dist_status_t dist_build_info(char** json);
 

@@ -131,6 +131,22 @@ static void test_build_prints_a_summary(void** state) {
   assert_contains(run.out, "  nccl ");
 }
 
+/* NCCL is opened at run time: a build with NCCL still runs where the file is
+ * missing, and says which file it tried and why the NCCL path is off. */
+static void test_build_without_an_nccl_to_open(void** state) {
+  (void)state;
+  if (!(dist_build_features() & DIST_FEATURE_NCCL)) skip();
+  run_tool("DIST_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", "build");
+  assert_succeeded();
+  assert_contains(run.out, "  nccl           not loaded");
+  assert_contains(run.out, "nccl path off:   NCCL could not be opened (/nonexistent/libnccl.so.2");
+  run_tool("DIST_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", "build --json");
+  assert_succeeded();
+  assert_contains(run.out, "\"nccl\":null");
+  assert_contains(run.out, "\"nccl_library\":null");
+  assert_contains(run.out, "\"nccl_unavailable\":\"NCCL could not be opened (/nonexistent/libnccl.so.2");
+}
+
 /* The tool prints the library's report unchanged. */
 static void test_build_json_is_the_library_report(void** state) {
   char* report = NULL;
@@ -235,6 +251,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_build_prints_a_summary),
       cmocka_unit_test(test_build_json_is_the_library_report),
+      cmocka_unit_test(test_build_without_an_nccl_to_open),
       cmocka_unit_test(test_topology_prints_every_section),
       cmocka_unit_test(test_topology_json),
       cmocka_unit_test(test_unknown_command),

@@ -17,6 +17,8 @@
 #endif
 #ifdef DIST_HAVE_NCCL
 #include <nccl.h>
+
+#include "gpu/nccl_library.h"
 #endif
 
 namespace dist {
@@ -103,12 +105,6 @@ Json features() {
   return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 10);
 }
 
-// NCCL encodes 2.28.9 as 22809, and releases before 2.9 as major*1000 + minor*100 + patch.
-[[maybe_unused]] std::string nccl_version_text(int code) {
-  if (code >= 10000) return dotted(code / 10000, code % 10000 / 100, code % 100);
-  return dotted(code / 1000, code % 1000 / 100, code % 100);
-}
-
 // The versions actually running. For hwloc that is the API version of the
 // loaded library (hwloc_get_api_version), which stays the same across the
 // releases of one series: hwloc 2.9.0 reports API 2.8.0.
@@ -135,8 +131,10 @@ void add_runtime_versions(Json& out) {
   (void)cudaGetLastError();  // leave no sticky error for later CUDA users
 #endif
 #ifdef DIST_HAVE_NCCL
-  int nccl = 0;
-  if (ncclGetVersion(&nccl) == ncclSuccess && nccl > 0) out["nccl"] = nccl_version_text(nccl);
+  const NcclLibrary& nccl = NcclLibrary::instance();
+  if (nccl.version() > 0) out["nccl"] = nccl_version_text(nccl.version());
+  out["nccl_library"] = nccl.path().empty() ? Json(nullptr) : Json(nccl.path());
+  out["nccl_unavailable"] = nccl.available() ? Json(nullptr) : Json(nccl.unavailable_reason());
 #endif
 }
 

@@ -52,7 +52,15 @@ void print_human(const Json& info) {
   print_component("cuda runtime", text_or(info["cuda_runtime"], absent), text_or(built["cuda_runtime"], "-"));
   const bool have_cuda = built["cuda_runtime"].is_string();
   print_component("cuda driver", text_or(info["cuda_driver"], have_cuda ? "none found" : absent), "-");
-  print_component("nccl", text_or(info["nccl"], absent), text_or(built["nccl"], "-"));
+  const bool have_nccl = built["nccl"].is_string();
+  print_component("nccl", text_or(info["nccl"], have_nccl ? "not loaded" : absent), text_or(built["nccl"], "-"));
+  // NCCL is opened at run time: say from where, or why it could not be.
+  if (info.contains("nccl_library") && info["nccl_library"].is_string()) {
+    std::printf("nccl library:    %s\n", info["nccl_library"].get<std::string>().c_str());
+  }
+  if (info.contains("nccl_unavailable") && info["nccl_unavailable"].is_string()) {
+    std::printf("nccl path off:   %s\n", info["nccl_unavailable"].get<std::string>().c_str());
+  }
 }
 
 }  // namespace
