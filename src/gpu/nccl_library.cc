@@ -64,9 +64,8 @@ NcclLibrary::NcclLibrary() {
     reason_ = "NCCL could not be opened (" + errors + "); set DIST_NCCL_LIBRARY to its libnccl.so.2";
     return;
   }
-  using GetVersion = int (*)(int*);  // ncclResult_t is an int-sized enum
-  auto get_version = reinterpret_cast<GetVersion>(dlsym(handle_, "ncclGetVersion"));
-  if (get_version == nullptr || get_version(&version_) != 0 || version_ <= 0) {
+  resolve(api_.get_version, "ncclGetVersion");
+  if (api_.get_version == nullptr || api_.get_version(&version_) != ncclSuccess || version_ <= 0) {
     reason_ = path_ + " is not a usable NCCL (ncclGetVersion missing or failing)";
     version_ = 0;
     return;
@@ -76,7 +75,39 @@ NcclLibrary::NcclLibrary() {
               nccl_version_text(kOldestUsable) + ", the first with ncclCommSplit and nonblocking initialisation";
     return;
   }
+  std::string missing;
+  auto need = [&](auto& function, const char* symbol) {
+    if (!resolve(function, symbol)) missing += (missing.empty() ? "" : ", ") + std::string(symbol);
+  };
+  need(api_.get_unique_id, "ncclGetUniqueId");
+  need(api_.comm_init_rank_config, "ncclCommInitRankConfig");
+  need(api_.comm_split, "ncclCommSplit");
+  need(api_.comm_get_async_error, "ncclCommGetAsyncError");
+  need(api_.comm_finalize, "ncclCommFinalize");
+  need(api_.comm_destroy, "ncclCommDestroy");
+  need(api_.comm_abort, "ncclCommAbort");
+  need(api_.get_error_string, "ncclGetErrorString");
+  need(api_.get_last_error, "ncclGetLastError");
+  need(api_.all_reduce, "ncclAllReduce");
+  need(api_.reduce, "ncclReduce");
+  need(api_.broadcast, "ncclBroadcast");
+  need(api_.all_gather, "ncclAllGather");
+  need(api_.reduce_scatter, "ncclReduceScatter");
+  need(api_.send, "ncclSend");
+  need(api_.recv, "ncclRecv");
+  need(api_.group_start, "ncclGroupStart");
+  need(api_.group_end, "ncclGroupEnd");
+  if (!missing.empty()) {
+    reason_ = path_ + " lacks " + missing;
+    return;
+  }
   available_ = true;
+}
+
+template <typename Function>
+bool NcclLibrary::resolve(Function& function, const char* symbol) {
+  function = reinterpret_cast<Function>(dlsym(handle_, symbol));
+  return function != nullptr;
 }
 
 }  // namespace dist
