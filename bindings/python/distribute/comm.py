@@ -70,6 +70,7 @@ class _Callbacks:
 
 
 _CALLBACKS = _Callbacks()
+_CLOSING = threading.Lock()
 
 
 class Request(HandleOwner):
@@ -122,7 +123,8 @@ class Request(HandleOwner):
         return self._query(lib.dist_request_source)
 
     def close(self):
-        handle, self._handle = self._handle, None
+        with _CLOSING:  # one thread takes the handle (a completion thread and the communicator's close may race)
+            handle, self._handle = self._handle, None
         if handle is None:
             return
         lib.dist_request_wait(handle, -1)  # its arrays are ours: never free them under a running call

@@ -36,10 +36,10 @@ def _milliseconds(timeout):
 
 
 def close_all():
-    """Aborts and closes every live backend (atexit): no library thread may call
-    into an interpreter that is shutting down."""
+    """Shuts every live backend down (atexit), as destroy_process_group would: no
+    library thread may call into an interpreter that is shutting down."""
     for backend in list(_live):
-        backend.abort()
+        backend.shutdown()
 
 
 class DistributeBackend(dist._Backend):
@@ -63,6 +63,7 @@ class DistributeBackend(dist._Backend):
         self._comm.configure(timeout_ms=timeout_ms)
         self._lock = threading.Lock()
         self._coalesced = None  # the works of a coalescing window, or None
+        self._pending = set()  # works not finished yet (shutdown waits for them)
         _live.add(self)
 
     # -- what torch asks of a backend --
@@ -100,21 +101,21 @@ class DistributeBackend(dist._Backend):
         """destroy_process_group: closes the context once its calls ended. A call
         still pending (a receive no one matches) is aborted first, and with it
         the calls of the peers on this group."""
-        context = getattr(self, "_context", None)
-        if context is None or context.closed:
-            return
-        if self._comm._requests:
-            context.abort("the process group was destroyed with calls pending")
-        context.close()
-        _live.discard(self)
+        self._close(None if not self._pending else "the process group was destroyed with calls pending")
 
     def abort(self):
         """Fails every pending and later call here and on every peer (ABORTED), then frees everything."""
+        self._close("torch.distributed abort")
+
+    def _close(self, abort_reason):
         context = getattr(self, "_context", None)
         if context is None or context.closed:
             return
         try:
-            context.abort("torch.distributed abort")
+            if abort_reason is not None:
+                context.abort(abort_reason)
+            for work in list(self._pending):  # their requests are freed by the dispatch thread: let it finish
+                work.wait_finished()
         finally:
             context.close()
             _live.discard(self)
@@ -132,6 +133,7 @@ class DistributeBackend(dist._Backend):
         synchronous call, and the Work that reports them."""
         blocking = opts is not None and not opts.asyncOp and self._coalesced is None
         work = Work(what, outputs, finishers)
+        error = None
         with self._lock:
             comm = self._open()
             try:
@@ -141,11 +143,15 @@ class DistributeBackend(dist._Backend):
                         work.track(request)
                         if receive:
                             work.source_from(request)
-            except DistError as error:
-                return work.fail_now(error)  # wait() and the future raise it
+            except DistError as caught:
+                error = caught  # wait() and the future raise it
         if self._coalesced is not None:
             self._coalesced.append(work)
-        return work.finished() if blocking else work.seal()
+        if blocking:
+            return work.finished() if error is None else work.fail_now(error)
+        self._pending.add(work)
+        work.on_complete(lambda _error: self._pending.discard(work))
+        return work.seal() if error is None else work.fail_now(error)
 
     # -- collectives --
 

@@ -167,6 +167,10 @@ class Work(dist._Work):
     def _complete(self, inner):
         inner.set_result(self._outputs if self._error is None else _Failed(self._error))
 
+    def wait_finished(self):
+        """Blocks until finished, without raising (shutdown)."""
+        self._done.wait()
+
     # -- torch's Work --
 
     def wait(self, timeout=datetime.timedelta(0)):
