@@ -206,13 +206,12 @@ def collectives(report, rank, size, store_path):
                         "int16", "distribute")
     report.expect_error("BAND refused", lambda: dist.all_reduce(torch.ones(3, dtype=torch.int32),
                                                                 op=dist.ReduceOp.BAND), ValueError, "BAND")
+    check_asynchronous(report, rank, size)
     dist.destroy_process_group()
 
 
-@scenario
-def asynchronous(report, rank, size, store_path):
+def check_asynchronous(report, rank, size):
     """async_op=True: Work.wait and get_future (completed by the library's callback)."""
-    init(rank, size, store_path)
     inputs = [rank_input(r, 1000, torch.float32) for r in range(size)]
     expected = reduced(inputs, "sum", size)
     tensors = [inputs[rank].clone() * (k + 1) for k in range(8)]
@@ -240,12 +239,10 @@ def asynchronous(report, rank, size, store_path):
     work = dist.all_gather_into_tensor(output, inputs[rank], async_op=True)
     report.check("async all_gather future", same(work.get_future().wait()[0], torch.cat(inputs)))
     report.check("wait with a timeout", work.wait(datetime.timedelta(seconds=30)) is True)
-    dist.destroy_process_group()
 
 
-@scenario
 def point_to_point(report, rank, size, store_path):
-    """send/recv with tags, irecv from any source (its source rank), batch_isend_irecv."""
+    """send/recv with tags, irecv from any source, batch_isend_irecv."""
     init(rank, size, store_path)
     if rank == 0:
         late = torch.empty(4)
@@ -282,6 +279,11 @@ def point_to_point(report, rank, size, store_path):
 
 
 @scenario
+def groups_and_point_to_point(report, rank, size, store_path):
+    groups(report, rank, size, store_path)
+    point_to_point(report, rank, size, store_path + ".p2p")  # a second default group, after destroy
+
+
 def groups(report, rank, size, store_path):
     """new_group: each group its own context through its prefixed Store."""
     init(rank, size, store_path)

@@ -1,5 +1,5 @@
 """The "distribute" torch.distributed backend: every collective and dtype on 2 and
-3 processes, and async_op=True, against references computed with plain torch
+3 processes, then async_op=True (Work.wait, futures), against references computed with plain torch
 ops (backend_references.py). Each process runs a whole scenario of
 backend_worker.py, so torch is imported once per rank."""
 import pytest
@@ -27,9 +27,6 @@ def test_every_collective_and_dtype(tmp_path, size):
                  "reduce_scatter_tensor coalesced", "barrier", "int16 refused", "BAND refused", "backend name"]
     assert_checks(reports, required)
     assert_checks(reports, ["gather"], ranks=[size - 1])
-
-
-def test_async_work_wait_and_futures(tmp_path):
-    reports = run_ranks(tmp_path, "asynchronous", 2)
+    # async_op=True, in the same processes
     assert_checks(reports, ["wait returns True", "async all_reduce", "future value", "future then",
                             "collective from a future callback", "async all_gather future", "wait with a timeout"])
