@@ -96,6 +96,27 @@ def collectives(report, rank, size, store_path):
     empty = torch.empty(0)
     dist.all_reduce(empty)
     report.check("all_reduce empty", empty.numel() == 0)
+    # Non-contiguous outputs are staged and copied back.
+    matrix = torch.full((6, 2), -1.0)
+    if rank == 0:
+        matrix[:, 0] = torch.arange(6.0)
+    dist.broadcast(matrix[:, 0], src=0)
+    report.check("broadcast non-contiguous", same(matrix[:, 0].contiguous(), torch.arange(6.0)) and
+                 bool((matrix[:, 1] == -1).all()))
+    columns = torch.zeros(4, size)
+    dist.all_gather(list(columns.t()), torch.full((4,), float(rank)))  # rows of a transposed view
+    report.check("all_gather non-contiguous outputs", same(columns, torch.arange(float(size)).repeat(4, 1)))
+    gathered = torch.zeros(size * 3, 2)
+    dist.all_gather_into_tensor(gathered[:, 1], torch.full((3,), rank + 0.5))
+    report.check("all_gather_into_tensor non-contiguous output",
+                 same(gathered[:, 1].contiguous(), torch.arange(size).repeat_interleave(3) + 0.5) and
+                 bool((gathered[:, 0] == 0).all()))
+    objects = [None] * size
+    dist.all_gather_object(objects, {"rank": rank, "name": f"r{rank}"})
+    report.check("all_gather_object", objects == [{"rank": r, "name": f"r{r}"} for r in range(size)])
+    shared = [("from", rank)]
+    dist.broadcast_object_list(shared, src=size - 1)
+    report.check("broadcast_object_list", shared == [("from", size - 1)])
 
     for dtype in DTYPES:
         inputs = [rank_input(r, 13, dtype) for r in range(size)]
@@ -323,6 +344,7 @@ def failures(report, rank, size, store_path):
     mismatched = dist.new_group()
     mismatched_async = dist.new_group()
     aborted = dist.new_group()
+    late = dist.new_group()
     if rank == 0:  # the other ranks never call on `slow`
         started = time.monotonic()
         message = report.expect_error("timeout", lambda: dist.all_reduce(torch.ones(4), group=slow),
@@ -342,6 +364,17 @@ def failures(report, rank, size, store_path):
     tensor = torch.ones(2)
     dist.all_reduce(tensor)
     report.check("world still works", same(tensor, torch.full((2,), float(size))))
+    # Work.wait(timeout) that runs out raises and leaves the call running; it completes once the others call.
+    if rank == 0:
+        tensor = torch.ones(5)
+        work = dist.all_reduce(tensor, group=late, async_op=True)
+        report.expect_error("wait runs out", lambda: work.wait(datetime.timedelta(milliseconds=300)),
+                            dist.DistBackendError, "Work.wait timed out", "still running")
+        dist.barrier()
+        report.check("completes after a wait ran out", work.wait() is True and same(tensor, torch.full((5,), 2.0)))
+    else:
+        dist.barrier()  # only once rank 0's wait ran out
+        dist.all_reduce(torch.ones(5), group=late)
     # A pending call the others never make ends when its group is aborted.
     if rank == 0:
         work = dist.all_reduce(torch.empty(3), group=aborted, async_op=True)
@@ -385,6 +418,8 @@ def backend_strings(report, rank, size, store_path):
     dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
     report.check("again after destroy", same(tensor, torch.full((3,), float(size - 1))))
     dist.destroy_process_group()
+    live = list(distribute.torch.backend._live)
+    report.check("destroy closes every context", not live and all(b._context.closed for b in live))
 
 
 def main():

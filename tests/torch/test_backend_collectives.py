@@ -21,7 +21,7 @@ def test_every_collective_and_dtype(tmp_path, size):
                  ("broadcast", "all_gather list", "all_gather_into_tensor", "all_to_all_single even")]
     required += [f"{name} {dtype}" for dtype in DTYPES if dtype is not torch.bool for name in
                  ("reduce_scatter list", "reduce_scatter_tensor max", "reduce")]
-    required += ["all_reduce premul_sum *", "all_reduce bool avg refused", "all_reduce non-contiguous",
+    required += ["all_gather_object", "broadcast_object_list", "broadcast non-contiguous", "all_gather non-contiguous outputs", "all_gather_into_tensor non-contiguous output", "all_reduce premul_sum *", "all_reduce bool avg refused", "all_reduce non-contiguous",
                  "all_reduce empty", "all_gather_into_tensor in place", "all_to_all_single uneven *",
                  "all_to_all list", "scatter", "all_reduce_coalesced", "all_gather_into_tensor coalesced",
                  "reduce_scatter_tensor coalesced", "barrier", "int16 refused", "BAND refused", "backend name"]
