@@ -50,6 +50,11 @@ class Report:
 
 
 def init(rank, size, store_path, timeout=60, backend="distribute"):
+    """Through a FileStore at store_path, or torch's TCPStore for a tcp:// URL."""
+    if store_path.startswith("tcp://"):
+        dist.init_process_group(backend, init_method=store_path, rank=rank, world_size=size,
+                                timeout=datetime.timedelta(seconds=timeout))
+        return
     store = dist.FileStore(store_path, size)
     dist.init_process_group(backend, store=store, rank=rank, world_size=size,
                             timeout=datetime.timedelta(seconds=timeout))
@@ -85,6 +90,8 @@ def check_all_reduce(report, rank, size, group=None, ranks=None):
 def collectives(report, rank, size, store_path):
     init(rank, size, store_path)
     report.check("backend name", dist.get_backend() == "distribute", dist.get_backend())
+    backend = dist.distributed_c10d._get_default_group()._get_backend(torch.device("cpu"))
+    report.values["path"] = backend._comm.path  # how the library carries this group's calls
     check_all_reduce(report, rank, size)
 
     # Non-contiguous (a column) and empty tensors; the other column stays as it was.

@@ -27,6 +27,7 @@ def test_every_collective_and_dtype(tmp_path, size):
                  "reduce_scatter_tensor coalesced", "barrier", "int16 refused", "BAND refused", "backend name"]
     assert_checks(reports, required)
     assert_checks(reports, ["gather"], ranks=[size - 1])
+    assert {report["values"]["path"] for report in reports} == {"shared_memory"}  # one host
     # async_op=True, in the same processes
     assert_checks(reports, ["wait returns True", "async all_reduce", "future value", "future then",
                             "collective from a future callback", "async all_gather future", "wait with a timeout"])
