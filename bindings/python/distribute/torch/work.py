@@ -9,6 +9,7 @@ calls and block, which the library's threads must never do.
 """
 import datetime
 import queue
+import sys
 import threading
 
 import torch
@@ -59,7 +60,11 @@ class _Dispatcher:
 
     def _run(self):
         while True:
-            self._queue.get()()
+            function = self._queue.get()
+            try:
+                function()
+            except BaseException:  # noqa: B902 -- reported; the thread must go on for the other works
+                sys.excepthook(*sys.exc_info())
 
 
 dispatcher = _Dispatcher()
