@@ -352,6 +352,7 @@ def failures(report, rank, size, store_path):
     mismatched_async = dist.new_group()
     aborted = dist.new_group()
     late = dist.new_group()
+    destroyed = dist.new_group()
     if rank == 0:  # the other ranks never call on `slow`
         started = time.monotonic()
         message = report.expect_error("timeout", lambda: dist.all_reduce(torch.ones(4), group=slow),
@@ -387,6 +388,16 @@ def failures(report, rank, size, store_path):
         work = dist.all_reduce(torch.empty(3), group=aborted, async_op=True)
         dist.distributed_c10d._abort_process_group(aborted)
         report.expect_error("abort fails the pending call", work.wait, dist.DistBackendError, "DIST_ERR_ABORTED")
+    # destroy_process_group with a receive no one matches: the group is aborted, the receive fails.
+    if rank == 0:
+        work = dist.irecv(torch.empty(3), src=1, group=destroyed)
+        dist.destroy_process_group(destroyed)
+        report.expect_error("destroy fails a pending receive", work.wait, dist.DistBackendError, "DIST_ERR_ABORTED",
+                            "recv from rank 1")
+        dist.barrier()
+    else:
+        dist.barrier()
+        dist.destroy_process_group(destroyed)
     dist.barrier()
     dist.destroy_process_group()
 
