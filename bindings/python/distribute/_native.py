@@ -5,6 +5,7 @@ in the other modules. To bind a new C function, add one line to _PROTOTYPES.
 """
 import ctypes
 import ctypes.util
+import importlib.util
 import os
 
 from . import constants as C
@@ -33,8 +34,30 @@ def _candidates():
         yield found
 
 
+def _prefer_pip_nccl():
+    """A process holds one libnccl.so.2: the first one loaded serves every later
+    library that needs that soname. A library built with CUDA links the system's
+    NCCL; torch's wheels bring a newer one (the nvidia-nccl package) and fail to
+    import ("undefined symbol: ncclCommResume") when the older one came first.
+    Where that package is installed, it is loaded first, so that `import
+    distribute` before `import torch` works (NCCL keeps its C API compatible)."""
+    try:
+        spec = importlib.util.find_spec("nvidia.nccl")
+    except (ImportError, ValueError):
+        return
+    for directory in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(directory, "lib", "libnccl.so.2")
+        if os.path.exists(path):
+            try:
+                ctypes.CDLL(path)
+            except OSError:
+                pass  # unusable here: the library falls back to the system's
+            return
+
+
 def _load():
     """The loaded library and the path it was loaded by (library_path)."""
+    _prefer_pip_nccl()
     tried = []
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):
@@ -208,6 +231,10 @@ class CheckpointOptions(ctypes.Structure):
 
 
 _buf = ctypes.POINTER(Buffer)
+_u64_array = ctypes.POINTER(ctypes.c_uint64)
+
+# dist_request_callback_t: runs on a library thread (ctypes takes the GIL for it).
+REQUEST_CALLBACK_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, status_t, ctypes.c_char_p)
 _i32_out = ctypes.POINTER(ctypes.c_int32)
 _i64_out = ctypes.POINTER(ctypes.c_int64)
 
@@ -272,6 +299,12 @@ _PROTOTYPES = {
     "dist_request_test": (status_t, [handle_p, _i32_out]),
     "dist_request_wait": (status_t, [handle_p, ctypes.c_int64]),
     "dist_request_free": (None, [handle_p]),
+    "dist_all_to_all_v": (status_t, [handle_p, _buf, _u64_array, _u64_array, _buf, _u64_array, _u64_array,
+                                     _out_handle]),
+    "dist_send": (status_t, [handle_p, _buf, ctypes.c_int32, ctypes.c_int32, _out_handle]),
+    "dist_recv": (status_t, [handle_p, _buf, ctypes.c_int32, ctypes.c_int32, _out_handle]),
+    "dist_request_source": (status_t, [handle_p, _i32_out]),
+    "dist_request_on_complete": (status_t, [handle_p, REQUEST_CALLBACK_FN, ctypes.c_void_p]),
     "dist_strategy_create": (status_t, [handle_p, ctypes.POINTER(StrategyOptions), _out_handle]),
     "dist_strategy_destroy": (None, [handle_p]),
     "dist_strategy_kind": (status_t, [handle_p, _i32_out]),
