@@ -14,13 +14,13 @@ const TAG_MAX = 0x7FFFFFFF
 
 # One dist_send / dist_recv: blocking (`async = false`) or a Request keeping `data` rooted.
 function p2p(function_name::Symbol, c::Comm, data::Array, peer::Integer, tag::Integer, async::Bool)
-    peer, tag = Int32(peer), Int32(tag)   # an InexactError here, not inside the GC-safe region
+    peer32, tag32 = Int32(peer), Int32(tag)   # an InexactError here, not inside the GC-safe region
     b = Ref(describe(data))
     call(out) = function_name === :send ?
         ccall((:dist_send, libdistribute), Int32, (Ptr{Cvoid}, Ref{DistBuffer}, Int32, Int32, Ptr{Ptr{Cvoid}}),
-              c.ptr, b, peer, tag, out) :
+              c.ptr, b, peer32, tag32, out) :
         ccall((:dist_recv, libdistribute), Int32, (Ptr{Cvoid}, Ref{DistBuffer}, Int32, Int32, Ptr{Ptr{Cvoid}}),
-              c.ptr, b, peer, tag, out)
+              c.ptr, b, peer32, tag32, out)
     if !async
         GC.@preserve data b check(gc_safe(() -> call(Ptr{Ptr{Cvoid}}(C_NULL))))
         return nothing

@@ -79,19 +79,19 @@ end
             end
             send(w, message(1, 0, 1031), peer; tag = 0)
             request = recv!(w, zeros(Float64, 3), ANY_SOURCE; tag = 11, async = true)
-            last = wait(request)
-            last_from = source(request)
+            final = wait(request)
+            final_from = source(request)
             close(request)
-            return (floats, ints, from, ordered, last, last_from)
+            return (floats, ints, from, ordered, final, final_from)
         end
         @test !any(x -> x isa Exception, results)
         back, from, no_source = results[1]
         @test back == message(1, 0, 1031) && from == 1
         @test distcode(no_source) == Distribute.DIST_ERR_INVALID_ARGUMENT
-        floats, ints, from, ordered, last, last_from = results[2]
+        floats, ints, from, ordered, final, final_from = results[2]
         @test floats == message(0, 0, 1031) && ints == Int32[7, -8, 9] && from == 0
         @test ordered == [message(0, 5, 64), message(0, 3, 64), message(0, 2, 64), Float64[], message(0, 1, 64)]
-        @test last == [1.0, 2.0, 3.0] && last_from == 0
+        @test final == [1.0, 2.0, 3.0] && final_from == 0
 
         # A count or dtype mismatch fails the receive with the library's message (the sends complete).
         results = two_ranks() do r, w, step
@@ -144,13 +144,13 @@ end
             close(request)   # before the peer sent: its task frees it after the callback
             step()
             timedwait(() -> isready(seen), 60.0)
-            first = isready(seen) ? take!(seen) : :never
+            got = isready(seen) ? take!(seen) : :never
             sleep(0.2)
-            return (first, isready(seen), data, request.ptr == C_NULL)
+            return (got, isready(seen), data, request.ptr == C_NULL)
         end
         @test results[1] === nothing
-        first, again, data, freed = results[2]
-        @test first === nothing && !again && freed
+        got, again, data, freed = results[2]
+        @test got === nothing && !again && freed
         @test data == message(0, 7, 300)
 
         # A failed receive reaches the callback as the library's DistError.
