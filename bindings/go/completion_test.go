@@ -132,6 +132,36 @@ func TestAFailedReceiveReachesTheCallbackAsTheLibrarysError(t *testing.T) {
 	}
 }
 
+func TestAPendingCallbackGetsTheLibrarysErrorWhenItsContextGoes(t *testing.T) {
+	var calls int32
+	results := make(chan error, 2)
+	noErrors(t, twoRanks(t, func(rank int, world *Comm, _ func()) error {
+		if rank == 0 {
+			return nil // never sends
+		}
+		r, err := RecvAsync(world, make([]uint8, 4), 0, 77)
+		if err != nil {
+			return err
+		}
+		if err := r.OnComplete(counted(&calls, results)); err != nil {
+			return err
+		}
+		return r.Close() // the context closes after this
+	}))
+	select {
+	case err := <-results:
+		var e *Error
+		if !errors.As(err, &e) || e.Status != ErrAborted || !strings.Contains(e.Message, "destroyed") {
+			t.Fatalf("want ErrAborted naming the destroyed communicator, got %v", err)
+		}
+	case <-time.After(patience):
+		t.Fatal("the callback never ran")
+	}
+	if atomic.LoadInt32(&calls) != 1 {
+		t.Errorf("%d calls", calls)
+	}
+}
+
 func TestACallbackOnAFinishedRequestRunsAtOnce(t *testing.T) {
 	w := world(t)
 	out := make([]float32, 4)

@@ -153,6 +153,19 @@ end
         @test got === nothing && !again && freed
         @test data == message(0, 7, 300)
 
+        # A pending callback gets the library's error when its context goes.
+        pending = Channel{Any}(2)
+        two_ranks() do r, w, step
+            r == 0 && return nothing   # never sends
+            request = recv!(w, zeros(UInt8, 4), 0; tag = 77, async = true)
+            on_complete(err -> put!(pending, err), request)
+            close(request)
+            return nothing             # the context closes after this
+        end
+        timedwait(() -> isready(pending), 60.0)
+        err = isready(pending) ? take!(pending) : :never
+        @test distcode(err) == Distribute.DIST_ERR_ABORTED && occursin("destroyed", err.message)
+
         # A failed receive reaches the callback as the library's DistError.
         results = two_ranks() do r, w, step
             r == 0 && return send(w, UInt8[1, 2, 3], 1; tag = 1)

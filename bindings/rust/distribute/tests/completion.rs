@@ -125,6 +125,30 @@ fn a_failed_receive_reaches_the_callback_as_the_library_s_error() {
 }
 
 #[test]
+fn a_pending_callback_gets_the_library_s_error_when_its_context_goes() {
+    let tally = Arc::new(Tally::default());
+    let for_ranks = Arc::clone(&tally);
+    let reports = two_ranks(move |rank, world, _| {
+        if rank == 0 {
+            return None; // never sends
+        }
+        let (report, reports) = mpsc::channel();
+        let mut request = world.recv_start(vec![0u8; 4], 0, 77).expect("posted");
+        request.on_complete(reporting(&for_ranks, report)).expect("registered");
+        drop(request);
+        Some(reports) // the context closes after this
+    });
+    let (result, _) = reports[1].as_ref().expect("rank 1's reports").recv_timeout(PATIENCE).expect("the callback ran");
+    let error = result.expect_err("a receive its context outlived");
+    assert_eq!(error.status(), sys::DIST_ERR_ABORTED, "{error}");
+    assert!(error.message().contains("destroyed"), "{error}");
+    while tally.drops.load(Ordering::SeqCst) == 0 {
+        thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(tally.calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
 fn a_callback_on_a_finished_request_runs_at_once_on_this_thread() {
     let (_cluster, context) = common::single();
     let world = context.world().unwrap();

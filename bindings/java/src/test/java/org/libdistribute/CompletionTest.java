@@ -124,6 +124,26 @@ public class CompletionTest {
   }
 
   @Test
+  public void aPendingListenerGetsTheLibrarysErrorWhenItsContextGoes() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    BlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
+    List<Object> outcomes = Fixtures.twoRanks((rank, world, steps) -> {
+      if (rank == 1) { // rank 0 never sends
+        Request r = world.recvAsync(NativeBuffer.allocate(DType.U8, 4), 0, 77);
+        r.onComplete(reporting(calls, seen));
+        r.close();
+      }
+      return null; // the contexts close after this
+    });
+    Fixtures.outcome(outcomes, 0);
+    Fixtures.outcome(outcomes, 1);
+    DistException error = next(seen).error.orElseThrow(() -> new AssertionError("no error"));
+    assertEquals(error.getMessage(), Status.ERR_ABORTED, error.status());
+    assertTrue(error.getMessage(), error.detail().contains("destroyed"));
+    assertEquals(1, calls.get());
+  }
+
+  @Test
   public void aListenerOnAFinishedRequestRunsAtOnceAndASecondIsRefused() throws Exception {
     try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
       Comm world = context.world();
