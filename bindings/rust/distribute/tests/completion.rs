@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use distribute::{sys, Error, Op};
+use distribute::{sys, Blocks, Error, Op};
 
 mod common;
 use common::two_ranks;
@@ -122,6 +122,25 @@ fn a_failed_receive_reaches_the_callback_as_the_library_s_error() {
     let error = results[1].clone().expect("rank 1").expect("an error");
     assert_eq!(error.status(), sys::DIST_ERR_MISMATCH, "{error}");
     assert!(!error.message().is_empty());
+}
+
+#[test]
+fn a_dropped_uneven_all_to_all_keeps_both_buffers_until_its_callback_ran() {
+    let results = two_ranks(|rank, world, _| -> Result<Result<(), Error>, Error> {
+        // Rank r sends r + 1 elements to each rank and receives j + 1 from rank j.
+        let me = rank as usize;
+        let send = vec![rank as f32; 2 * (me + 1)];
+        let (report, reports) = mpsc::channel();
+        let tally = Arc::new(Tally::default());
+        let mut request = world.all_to_all_v_start(send, Blocks::packed(&[me + 1, me + 1]), vec![0.0f32; 3], Blocks::packed(&[1, 2]))?;
+        request.on_complete(reporting(&tally, report))?;
+        drop(request); // both Vecs and the block tables are parked with the callback
+        let (result, _) = reports.recv_timeout(PATIENCE).expect("the callback ran");
+        Ok(result)
+    });
+    for (rank, result) in results.into_iter().enumerate() {
+        assert_eq!(result.unwrap_or_else(|e| panic!("rank {rank}: {e}")), Ok(()), "rank {rank}");
+    }
 }
 
 #[test]
