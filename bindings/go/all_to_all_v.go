@@ -61,7 +61,8 @@ func uint64s(values []int) []uint64 {
 
 // allToAllV issues the call: blocking on the slices themselves, or on C copies
 // that the returned request owns with the block tables.
-func allToAllV[T Element](c *Comm, send []T, sendBlocks Blocks, recv []T, recvBlocks Blocks, async bool) (*Request, error) {
+func allToAllV[T Element](c *Comm, send []T, sendBlocks Blocks, recv []T, recvBlocks Blocks,
+	async bool) (*Request, error) {
 	size, err := c.Size()
 	if err != nil {
 		return nil, err

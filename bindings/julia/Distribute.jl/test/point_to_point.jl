@@ -20,7 +20,8 @@ end
     w = world(context)
     data = zeros(Float32, 2)
     for bad in (() -> send(w, data, 0), () -> recv!(w, data, 0), () -> send(w, data, 1), () -> recv!(w, data, -2),
-                () -> send(w, data, ANY_SOURCE), () -> send(w, data, 0; tag = -1), () -> recv!(w, data, 7; async = true))
+                () -> send(w, data, ANY_SOURCE), () -> send(w, data, 0; tag = -1),
+                () -> recv!(w, data, 7; async = true))
         err = caught(bad)
         @test distcode(err) == Distribute.DIST_ERR_INVALID_ARGUMENT && !isempty(err.message)
     end

@@ -18,7 +18,8 @@ public final class Blocks {
   private Blocks(long[] counts, long[] offsets) {
     for (int j = 0; j < counts.length; j++) {
       if (counts[j] < 0 || (offsets != null && offsets[j] < 0)) {
-        throw new DistException(Status.ERR_INVALID_ARGUMENT, "allToAllV: block " + j + " has a negative count or offset");
+        throw new DistException(Status.ERR_INVALID_ARGUMENT,
+            "allToAllV: block " + j + " has a negative count or offset");
       }
     }
     this.counts = counts.clone();

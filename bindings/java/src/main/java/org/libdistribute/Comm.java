@@ -279,10 +279,12 @@ public final class Comm implements AutoCloseable {
     DistLibrary.BufferStruct r = struct(recv);
     PointerByReference out = async ? new PointerByReference() : null;
     // Null blocks reach the library as NULL tables, which it refuses by name.
-    DistException.check(DistLibrary.LIB.dist_all_to_all_v(handle.get(), s,
-        sendBlocks == null ? null : sendBlocks.counts("sendBlocks", n), sendBlocks == null ? null : sendBlocks.offsets(),
-        r, recvBlocks == null ? null : recvBlocks.counts("recvBlocks", n), recvBlocks == null ? null : recvBlocks.offsets(),
-        out));
+    Pointer sendCounts = sendBlocks == null ? null : sendBlocks.counts("sendBlocks", n);
+    Pointer sendOffsets = sendBlocks == null ? null : sendBlocks.offsets();
+    Pointer recvCounts = recvBlocks == null ? null : recvBlocks.counts("recvBlocks", n);
+    Pointer recvOffsets = recvBlocks == null ? null : recvBlocks.offsets();
+    DistException.check(DistLibrary.LIB.dist_all_to_all_v(handle.get(), s, sendCounts, sendOffsets, r, recvCounts,
+        recvOffsets, out));
     // The request keeps the buffers, their descriptors and the block tables until it is done.
     return async ? new Request(out.getValue(), this, new Object[] {send, recv, s, r, sendBlocks, recvBlocks}) : null;
   }

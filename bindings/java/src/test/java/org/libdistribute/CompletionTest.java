@@ -96,7 +96,9 @@ public class CompletionTest {
       assertEquals(1, result[0]);
       assertFalse(((Seen) result[1]).error.isPresent());
       assertArrayEquals(new int[] {4, 5, 6}, (int[]) result[2]);
-      if (rank == 1) assertNotSame("a pending receive completes on a library thread", result[3], ((Seen) result[1]).thread);
+      if (rank == 1) {
+        assertNotSame("a pending receive completes on a library thread", result[3], ((Seen) result[1]).thread);
+      }
     }
   }
 

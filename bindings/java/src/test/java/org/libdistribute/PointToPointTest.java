@@ -261,7 +261,8 @@ public class PointToPointTest {
         assertEquals(e.getMessage(), Status.ERR_INVALID_ARGUMENT, e.status());
         assertTrue(e.getMessage(), !e.detail().isEmpty() && e.detail().contains((String) c[2]));
       }
-      for (Runnable bad : new Runnable[] {() -> Blocks.packed(-1), () -> Blocks.at(new long[] {1}, new long[] {0, 0})}) {
+      Runnable[] badBlocks = {() -> Blocks.packed(-1), () -> Blocks.at(new long[] {1}, new long[] {0, 0})};
+      for (Runnable bad : badBlocks) {
         assertEquals(Status.ERR_INVALID_ARGUMENT, thrown(bad).status());
       }
       try {
