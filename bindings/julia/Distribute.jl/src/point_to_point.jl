@@ -10,7 +10,7 @@
 "A receive's `peer` that matches a send from any rank (`recv!` and `source` tell which)."
 const ANY_SOURCE = -1
 "The largest tag: tags are 0 .. TAG_MAX."
-const TAG_MAX = 0x7FFFFFFF
+const TAG_MAX = Int(0x7FFFFFFF)   # an Int, as peers and ranks are
 
 # One dist_send / dist_recv: blocking (`async = false`) or a Request keeping `data` rooted.
 function p2p(function_name::Symbol, c::Comm, data::Array, peer::Integer, tag::Integer, async::Bool)
