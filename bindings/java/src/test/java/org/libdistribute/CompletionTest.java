@@ -60,12 +60,15 @@ public class CompletionTest {
       BlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
       NativeBuffer data = NativeBuffer.allocate(DType.F64, 300);
       Request r = world.recvAsync(data, 0, 3);
+      int before = Completion.pending();
       r.onComplete(reporting(calls, seen));
       r.close(); // before the peer sent: the listener keeps the buffer
+      assertEquals("kept reachable until it ran", before + 1, Completion.pending());
       steps.await(60, TimeUnit.SECONDS);
       Seen first = next(seen);
       assertNull("a second call", seen.poll(200, TimeUnit.MILLISECONDS));
-      return new Object[] {calls.get(), first, data.toArray()};
+      for (int i = 0; i < 600 && Completion.pending() != before; i++) Thread.sleep(100); // released after it returns
+      return new Object[] {calls.get(), first, data.toArray(), Completion.pending() - before};
     });
     Fixtures.outcome(outcomes, 0);
     Object[] result = (Object[]) Fixtures.outcome(outcomes, 1);
@@ -73,6 +76,7 @@ public class CompletionTest {
     Seen seen = (Seen) result[1];
     assertFalse(seen.error.isPresent());
     assertArrayEquals(PointToPointTest.message(0, 7, 300), (double[]) result[2], 0.0);
+    assertEquals("released once it ran", 0, result[3]);
   }
 
   @Test
