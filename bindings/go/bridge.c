@@ -22,6 +22,41 @@ dist_status_t go_collective(int kind, dist_comm_t* comm, int has_send, void* sen
   }
 }
 
+dist_status_t go_p2p(int is_send, dist_comm_t* comm, void* data, uint64_t count, dist_dtype_t dtype, int32_t peer,
+                     int32_t tag, dist_request_t** request) {
+  dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
+  return is_send ? dist_send(comm, &b, peer, tag, request) : dist_recv(comm, &b, peer, tag, request);
+}
+
+dist_status_t go_recv_with_source(dist_comm_t* comm, void* data, uint64_t count, dist_dtype_t dtype, int32_t peer,
+                                  int32_t tag, int32_t* source) {
+  dist_buffer_t b = {data, count, dtype, DIST_MEMORY_HOST, NULL};
+  dist_request_t* request = NULL;
+  dist_status_t status = dist_recv(comm, &b, peer, tag, &request);
+  if (status != DIST_OK) return status;
+  status = dist_request_wait(request, -1);
+  if (status == DIST_OK) status = dist_request_source(request, source);
+  dist_request_free(request); /* keeps the thread's last error: freeing sets none */
+  return status;
+}
+
+dist_status_t go_all_to_all_v(dist_comm_t* comm, void* send, uint64_t send_count, const uint64_t* send_counts,
+                              const uint64_t* send_offsets, void* recv, uint64_t recv_count,
+                              const uint64_t* recv_counts, const uint64_t* recv_offsets, dist_dtype_t dtype,
+                              dist_request_t** request) {
+  dist_buffer_t s = {send, send_count, dtype, DIST_MEMORY_HOST, NULL};
+  dist_buffer_t r = {recv, recv_count, dtype, DIST_MEMORY_HOST, NULL};
+  return dist_all_to_all_v(comm, &s, send_counts, send_offsets, &r, recv_counts, recv_offsets, request);
+}
+
+static void completion_trampoline(void* user_data, dist_status_t status, const char* message) {
+  goRequestComplete((uintptr_t)user_data, status, (char*)message);
+}
+
+dist_status_t go_request_on_complete(dist_request_t* request, uintptr_t handle) {
+  return dist_request_on_complete(request, completion_trampoline, (void*)handle);
+}
+
 static dist_status_t replica_trampoline(dist_replica_context_t* replica, void* user_data) {
   return goReplicaCall(replica, (uintptr_t)user_data);
 }

@@ -61,11 +61,15 @@ func run[T Element](c *Comm, k collective, send, recv []T, async bool) (*Request
 		C.free(cRecv)
 		return nil, err
 	}
-	r := newRequest(raw, c, cSend, cRecv)
-	if len(recv) > 0 {
-		r.copyBack = func() { C.memcpy(dataOf(recv), cRecv, C.size_t(len(recv))*size) }
+	return newRequest(raw, c, []unsafe.Pointer{cSend, cRecv}, copyInto(recv, cRecv)), nil
+}
+
+// copyInto copies a request's C result back into recv (nil when there is nothing to copy).
+func copyInto[T Element](recv []T, result unsafe.Pointer) func() {
+	if len(recv) == 0 {
+		return nil
 	}
-	return r, nil
+	return func() { C.memcpy(dataOf(recv), result, C.size_t(len(recv))*C.size_t(unsafe.Sizeof(recv[0]))) }
 }
 
 // cCopy is a C copy of s (nil for an empty slice).

@@ -21,6 +21,21 @@ dist_status_t go_collective(int kind, dist_comm_t* comm, int has_send, void* sen
                             int has_recv, void* recv, uint64_t recv_count, dist_dtype_t dtype,
                             dist_op_t op, int32_t root, dist_request_t** request);
 
+/* Point to point: dist_send (is_send) or dist_recv over one descriptor built here. */
+dist_status_t go_p2p(int is_send, dist_comm_t* comm, void* data, uint64_t count, dist_dtype_t dtype, int32_t peer,
+                     int32_t tag, dist_request_t** request);
+/* A blocking dist_recv that also reports the sender: through a request waited for,
+ * read and freed within this one call, so C keeps no Go pointer after it. */
+dist_status_t go_recv_with_source(dist_comm_t* comm, void* data, uint64_t count, dist_dtype_t dtype, int32_t peer,
+                                  int32_t tag, int32_t* source);
+/* dist_all_to_all_v with the two descriptors built here. */
+dist_status_t go_all_to_all_v(dist_comm_t* comm, void* send, uint64_t send_count, const uint64_t* send_counts,
+                              const uint64_t* send_offsets, void* recv, uint64_t recv_count,
+                              const uint64_t* recv_counts, const uint64_t* recv_offsets, dist_dtype_t dtype,
+                              dist_request_t** request);
+/* dist_request_on_complete with the trampoline calling goRequestComplete with that cgo.Handle. */
+dist_status_t go_request_on_complete(dist_request_t* request, uintptr_t handle);
+
 /* Strategy callbacks: user_data carries a runtime/cgo.Handle (an integer, never a
  * Go pointer); the trampolines call the exported Go functions of callback.go. */
 dist_status_t go_strategy_run(dist_strategy_t* strategy, uintptr_t handle);

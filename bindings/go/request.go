@@ -12,9 +12,11 @@ import (
 	"unsafe"
 )
 
-// Request is a collective in flight. Wait, then Close; Close (or the finalizer of
-// an unreachable request) waits for the call before releasing its C memory. Use
-// from one goroutine at a time.
+// Request is a call in flight: a non-blocking collective, send or receive. Wait,
+// then Close; Close (or the finalizer of an unreachable request) waits for the
+// call before releasing its C memory, unless OnComplete registered a function:
+// then the memory stays until that function has run. Use from one goroutine at a
+// time.
 type Request struct {
 	*requestCore
 	comm *Comm // keeps the communicator alive while the request is
@@ -22,16 +24,20 @@ type Request struct {
 
 // requestCore is the state Close needs (see contextCore).
 type requestCore struct {
-	mu           sync.Mutex
-	handle       *C.dist_request_t
-	owner        *commCore
-	cSend, cRecv unsafe.Pointer
-	copyBack     func()
-	done         bool
+	mu       sync.Mutex
+	handle   *C.dist_request_t
+	owner    *commCore
+	memory   []unsafe.Pointer // C memory the call uses until it ends
+	copyBack func()           // copies the result into the caller's slice
+	copied   sync.Once
+	done     bool
+	complete *completion // set by OnComplete
 }
 
-func newRequest(raw *C.dist_request_t, c *Comm, cSend, cRecv unsafe.Pointer) *Request {
-	r := &Request{requestCore: &requestCore{handle: raw, owner: c.commCore, cSend: cSend, cRecv: cRecv}, comm: c}
+// newRequest tracks a request on c; memory (C.malloc'd, nil entries allowed) is
+// freed once the call is over, after copyBack (may be nil) ran on success.
+func newRequest(raw *C.dist_request_t, c *Comm, memory []unsafe.Pointer, copyBack func()) *Request {
+	r := &Request{requestCore: &requestCore{handle: raw, owner: c.commCore, memory: memory, copyBack: copyBack}, comm: c}
 	c.mu.Lock()
 	if c.requests == nil {
 		c.requests = map[*requestCore]struct{}{}
@@ -84,10 +90,28 @@ func (r *Request) Wait(timeout time.Duration) error {
 
 // finish copies the result out once.
 func (r *requestCore) finish() {
-	if !r.done && r.copyBack != nil {
-		r.copyBack()
-	}
+	r.copyOut()
 	r.done = true
+}
+
+// copyOut copies the result into the caller's slice, once (Wait, Test or the
+// completion callback, whichever sees the success first).
+func (r *requestCore) copyOut() {
+	if r.copyBack != nil {
+		r.copied.Do(r.copyBack)
+	}
+}
+
+// Source is the communicator rank a completed receive came from (the sender's for
+// AnySource). An error for a request that is not a receive or has not completed
+// successfully (Wait has not returned nil, or Test true).
+func (r *Request) Source() (int, error) {
+	defer runtime.KeepAlive(r)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var source C.int32_t
+	err := call(func() C.dist_status_t { return C.dist_request_source(r.handle, &source) })
+	return int(source), err
 }
 
 // Close waits for the call if needed, then frees the request and its C memory. Idempotent.
@@ -102,13 +126,25 @@ func (r *requestCore) close() error {
 	if r.handle == nil {
 		return nil
 	}
-	C.dist_request_wait(r.handle, -1)
-	C.dist_request_free(r.handle)
-	C.free(r.cSend)
-	C.free(r.cRecv)
-	r.handle, r.cSend, r.cRecv = nil, nil, nil
+	if r.complete != nil {
+		// The callback says when the call is over: its memory waits for it, and the
+		// handle goes now (the library lets the call finish in the background).
+		C.dist_request_free(r.handle)
+		r.complete.park(r.memory)
+	} else {
+		C.dist_request_wait(r.handle, -1)
+		C.dist_request_free(r.handle)
+		freeAll(r.memory)
+	}
+	r.handle, r.memory = nil, nil
 	r.owner.untrack(r)
 	return nil
+}
+
+func freeAll(memory []unsafe.Pointer) {
+	for _, p := range memory {
+		C.free(p)
+	}
 }
 
 func (c *commCore) untrack(r *requestCore) {

@@ -27,6 +27,7 @@ export resolve_cluster, cluster_from_json, task_type, task_id, rpc_layer, enviro
 export world, split_comm, rank, nranks, configure!, abort!, comm_path, algorithm
 export local_rank, local_size, num_hosts, split_host
 export all_reduce!, reduce!, bcast!, all_gather!, reduce_scatter!, all_to_all!, barrier, test, wait_for
+export all_to_all_v!, send, recv!, source, on_complete, ANY_SOURCE, TAG_MAX
 export version, version_string, build_features, build_info, status_string
 export SUM, PROD, MIN, MAX, MEAN
 export Strategy, ReplicaContext, Variable, Optimizer, InputContext
@@ -59,6 +60,9 @@ include("context.jl")
 include("exchange.jl")
 include("comm.jl")
 include("collectives.jl")
+include("all_to_all_v.jl")
+include("point_to_point.jl")
+include("completion.jl")
 include("strategy.jl")
 include("input.jl")
 include("variables.jl")

@@ -133,16 +133,20 @@ end
 """
     Request
 
-A collective in flight (`async=true`). It keeps its arrays rooted until done;
-`close` (and the finalizer) waits for the call before freeing it.
+A call in flight (`async=true`): a collective, send or receive. It keeps its
+arrays rooted until done; `close` (and the finalizer) waits for the call before
+freeing it, or, with a pending `on_complete`, leaves the freeing to that
+callback's task. Waits run in a GC-safe region (another thread of this process
+may be the peer this one waits for).
 """
 mutable struct Request
     ptr::Ptr{Cvoid}
     comm::Comm
     arrays::Any
     result::Any
+    completion::Any         # the Completion of on_complete, or nothing
     function Request(ptr::Ptr{Cvoid}, comm::Comm, arrays, result)
-        r = new(ptr, comm, arrays, result)
+        r = new(ptr, comm, arrays, result, nothing)
         push!(comm.requests, r)
         finalizer(close, r)
         return r
@@ -151,7 +155,17 @@ end
 
 function Base.close(r::Request)
     r.ptr == C_NULL && return nothing
-    ccall((:dist_request_wait, libdistribute), Int32, (Ptr{Cvoid}, Int64), r.ptr, -1)
+    completion = r.completion
+    if completion !== nothing && !completion.ran
+        completion.free_when_done = true   # its task frees the request after the callback
+        return nothing
+    end
+    return free_request(r)
+end
+
+function free_request(r::Request)
+    r.ptr == C_NULL && return nothing
+    ccall((:dist_request_wait, libdistribute), Int32, (Ptr{Cvoid}, Int64), r.ptr, -1)  # also from the finalizer
     ccall((:dist_request_free, libdistribute), Cvoid, (Ptr{Cvoid},), r.ptr)
     r.ptr = C_NULL
     r.arrays = nothing
@@ -167,13 +181,13 @@ end
 
 "Waits until the call ends (its deadline bounds it) and returns the result array."
 function Base.wait(r::Request)
-    check(ccall((:dist_request_wait, libdistribute), Int32, (Ptr{Cvoid}, Int64), r.ptr, -1))
+    check(gc_safe(() -> ccall((:dist_request_wait, libdistribute), Int32, (Ptr{Cvoid}, Int64), r.ptr, -1)))
     return r.result
 end
 
 "Waits up to `timeout_ms`: false if this wait ran out (the request stays valid)."
 function wait_for(r::Request, timeout_ms::Integer)
-    status = ccall((:dist_request_wait, libdistribute), Int32, (Ptr{Cvoid}, Int64), r.ptr, timeout_ms)
+    status = gc_safe(() -> ccall((:dist_request_wait, libdistribute), Int32, (Ptr{Cvoid}, Int64), r.ptr, timeout_ms))
     status == DIST_ERR_TIMEOUT && return test(r)  # ran out (not done), or the call's own status
     check(status)
     return true

@@ -6,6 +6,8 @@ const BUILD = get(ENV, "DIST_BUILD_DIR", joinpath(REPO, "build"))
 
 single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
 
+include("two_ranks.jl")
+
 @testset "Distribute" begin
     @testset "constants match the header" begin
         header = read(joinpath(REPO, "include", "c_api.h"), String)
@@ -380,30 +382,11 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
         if Threads.nthreads() < 2
             @warn "the two-rank exchange needs julia --threads=2 or more; skipped"
         else
-            # Ranks 0 and 1 on two threads; the all-gather is shared slots and a
-            # barrier made of an atomic counter, waited for without yielding, since
-            # the all-gather runs inside the library's callback.
-            slots = Vector{Vector{UInt8}}(undef, 2)
-            arrived = Threads.Atomic{Int}(0)
-            function barrier_wait(target)
-                Threads.atomic_add!(arrived, 1)
-                while arrived[] < target
-                    GC.safepoint()
-                    Libc.systemsleep(0.001)
-                end
-            end
-            calls = zeros(Int, 2)
-            function all_gather(rank, data)
-                calls[rank + 1] += 1
-                slots[rank + 1] = data
-                barrier_wait(4 * calls[rank + 1] - 2)
-                everyone = copy(slots)
-                barrier_wait(4 * calls[rank + 1])
-                return everyone
-            end
+            # Ranks 0 and 1 on two threads, joined through SharedSlots.
+            exchange = SharedSlots(2)
             input(r) = [Float64(i * (r + 1) - 7r) for i in 0:4098]
             results = fetch.([Threads.@spawn begin
-                                  c = Context(data -> all_gather(r, data), r, 2; token = token,
+                                  c = Context(data -> all_gather(exchange, r, data), r, 2; token = token,
                                               connect_timeout_ms = 60000)
                                   data = input(r)
                                   all_reduce!(world(c), data)
@@ -411,7 +394,7 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
                                   data
                               end for r in 0:1])
             @test all(==(input(0) .+ input(1)), results)
-            @test calls[1] == calls[2] >= 1
+            @test exchange.calls[1] == exchange.calls[2] >= 1
             # Both ranks' all-gathers throw: each join fails with its exception as the cause.
             failures = fetch.([Threads.@spawn try
                                    Context(_ -> error("store unreachable from rank $r"), r, 2; token = token,
@@ -425,6 +408,8 @@ single() = (cluster = cluster_from_json("{}"); (cluster, Context(cluster)))
             end
         end
     end
+
+    include("point_to_point.jl")
 
     @testset "strategy example on two ranks" begin
         launcher = joinpath(BUILD, "tools", "dist-run", "dist-run")

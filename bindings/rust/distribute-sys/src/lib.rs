@@ -209,6 +209,15 @@ pub const DIST_COLLECTIVE_REDUCE_SCATTER: dist_collective_t = 4;
 pub const DIST_COLLECTIVE_ALL_TO_ALL: dist_collective_t = 5;
 pub const DIST_COLLECTIVE_BARRIER: dist_collective_t = 6;
 
+// ---- Point to point and completion callbacks --------------------------------
+/// dist_recv's peer for a send from any rank (dist_request_source tells which).
+pub const DIST_ANY_SOURCE: i32 = -1;
+/// The largest tag; tags are 0 ..= DIST_TAG_MAX.
+pub const DIST_TAG_MAX: i32 = 0x7FFF_FFFF;
+/// Runs once when a request's call completes, on the thread that completed it
+/// (a library thread) or at once; `message` ("" on success) is valid only during the call.
+pub type dist_request_callback_t = Option<unsafe extern "C" fn(user_data: *mut c_void, status: dist_status_t, message: *const c_char)>;
+
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct dist_buffer_t {
@@ -534,6 +543,21 @@ extern "C" {
     pub fn dist_request_test(request: *mut dist_request_t, done: *mut i32) -> dist_status_t;
     pub fn dist_request_wait(request: *mut dist_request_t, timeout_ms: i64) -> dist_status_t;
     pub fn dist_request_free(request: *mut dist_request_t);
+
+    pub fn dist_all_to_all_v(
+        comm: *mut dist_comm_t,
+        send: *const dist_buffer_t,
+        send_counts: *const u64,
+        send_offsets: *const u64,
+        recv: *const dist_buffer_t,
+        recv_counts: *const u64,
+        recv_offsets: *const u64,
+        request: *mut *mut dist_request_t,
+    ) -> dist_status_t;
+    pub fn dist_send(comm: *mut dist_comm_t, buffer: *const dist_buffer_t, peer: i32, tag: i32, request: *mut *mut dist_request_t) -> dist_status_t;
+    pub fn dist_recv(comm: *mut dist_comm_t, buffer: *const dist_buffer_t, peer: i32, tag: i32, request: *mut *mut dist_request_t) -> dist_status_t;
+    pub fn dist_request_source(request: *mut dist_request_t, source: *mut i32) -> dist_status_t;
+    pub fn dist_request_on_complete(request: *mut dist_request_t, callback: dist_request_callback_t, user_data: *mut c_void) -> dist_status_t;
 
     pub fn dist_strategy_create(
         context: *mut dist_context_t,

@@ -61,14 +61,17 @@
 //! ```
 pub use distribute_sys as sys;
 
+mod all_to_all_v;
 mod cluster;
 mod comm;
+mod completion;
 mod context;
 mod dtype;
 mod error;
 mod exchange;
 mod input;
 mod optimizer;
+mod point_to_point;
 mod replica;
 mod request;
 mod server;
@@ -76,6 +79,7 @@ mod strategy;
 mod strings;
 mod variable;
 
+pub use all_to_all_v::Blocks;
 pub use cluster::{resolver_name, Cluster, ClusterOptions, Resolver};
 pub use comm::{AllreduceAlgorithm, Collective, Comm, CommOptions, CommPath};
 pub use context::{Context, ContextOptions};
@@ -83,6 +87,7 @@ pub use dtype::{Element, Op, BF16, F16};
 pub use error::{status_string, BoxError, Error, Result};
 pub use input::InputContext;
 pub use optimizer::{Optimizer, OptimizerKind};
+pub use point_to_point::{ANY_SOURCE, TAG_MAX};
 pub use replica::Replica;
 pub use request::Request;
 pub use server::{checkpoint_restore, checkpoint_save, CheckpointOptions, LogFn, Server, ServerOptions};

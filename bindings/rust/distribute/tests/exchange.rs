@@ -4,11 +4,13 @@
 //! fail, panic, answer wrongly or never answer; bad arguments.
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Barrier, Condvar, Mutex};
-use std::thread;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use distribute::{sys, Context, ContextOptions, Error, Op};
+
+mod common;
+use common::{on_threads, SharedSlots};
 
 fn options(connect_timeout: Duration) -> ContextOptions {
     ContextOptions {
@@ -16,45 +18,6 @@ fn options(connect_timeout: Duration) -> ContextOptions {
         connect_timeout: Some(connect_timeout),
         ..ContextOptions::default()
     }
-}
-
-/// An all-gather between threads: each rank puts its bytes in its slot and waits at
-/// the barrier; then every slot is read, and a second barrier keeps a fast rank's
-/// next gather from overwriting a slot before the others read it.
-struct SharedSlots {
-    slots: Mutex<Vec<Vec<u8>>>,
-    calls: Mutex<Vec<usize>>,
-    barrier: Barrier,
-}
-
-impl SharedSlots {
-    fn new(size: usize) -> Arc<SharedSlots> {
-        Arc::new(SharedSlots { slots: Mutex::new(vec![Vec::new(); size]), calls: Mutex::new(vec![0; size]), barrier: Barrier::new(size) })
-    }
-
-    fn for_rank(self: &Arc<Self>, rank: usize) -> impl Fn(&[u8]) -> Result<Vec<Vec<u8>>, String> + Send + Sync + 'static {
-        let shared = Arc::clone(self);
-        move |data| {
-            shared.calls.lock().unwrap()[rank] += 1;
-            shared.slots.lock().unwrap()[rank] = data.to_vec();
-            shared.barrier.wait();
-            let everyone = shared.slots.lock().unwrap().clone();
-            shared.barrier.wait();
-            Ok(everyone)
-        }
-    }
-}
-
-/// `body(rank)` on one thread per rank, its results by rank.
-fn on_threads<T: Send + 'static>(size: usize, body: impl Fn(usize) -> T + Send + Sync + 'static) -> Vec<T> {
-    let body = Arc::new(body);
-    let threads: Vec<_> = (0..size)
-        .map(|rank| {
-            let body = Arc::clone(&body);
-            thread::spawn(move || body(rank))
-        })
-        .collect();
-    threads.into_iter().map(|t| t.join().expect("a rank panicked")).collect()
 }
 
 #[test]

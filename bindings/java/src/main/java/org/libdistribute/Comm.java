@@ -24,6 +24,10 @@ public final class Comm implements AutoCloseable {
    * ERR_UNSUPPORTED).
    */
   public static final int ALLREDUCE_HIERARCHICAL = 5;
+  /** A receive's peer that matches a send from any rank ({@link #recv} and {@link Request#source} tell which). */
+  public static final int ANY_SOURCE = -1;
+  /** The largest tag: tags are 0 .. TAG_MAX. */
+  public static final int TAG_MAX = 0x7FFFFFFF;
   static final long OPT_TIMEOUT_MS = 1L;
   static final long OPT_ALLREDUCE = 1L << 1;
 
@@ -213,6 +217,76 @@ public final class Comm implements AutoCloseable {
 
   public Request barrierAsync() {
     return issue((c, s, r, o) -> DistLibrary.LIB.dist_barrier(c, o), null, null, true);
+  }
+
+  // ---- Point to point: apart from the collectives. A receive matches the oldest
+  // unmatched send from its peer with the same tag; one (peer, tag) keeps the order
+  // sent. A matched pair must agree on dtype and count, else the receive fails with
+  // ERR_MISMATCH naming both sides. Each call ends by the communicator's deadline.
+
+  /** Sends buffer to rank peer with tag; returns when buffer may be reused. */
+  public void send(NativeBuffer buffer, int peer, int tag) {
+    DistException.check(DistLibrary.LIB.dist_send(handle.get(), struct(buffer), peer, tag, null));
+  }
+
+  public Request sendAsync(NativeBuffer buffer, int peer, int tag) {
+    DistLibrary.BufferStruct b = struct(buffer);
+    PointerByReference out = new PointerByReference();
+    DistException.check(DistLibrary.LIB.dist_send(handle.get(), b, peer, tag, out));
+    return new Request(out.getValue(), this, new Object[] {buffer, b});
+  }
+
+  /**
+   * Receives into buffer (exactly as many elements as were sent) from rank peer, or from
+   * any rank with {@link #ANY_SOURCE}; returns the rank it came from.
+   */
+  public int recv(NativeBuffer buffer, int peer, int tag) {
+    if (peer != ANY_SOURCE) {
+      DistException.check(DistLibrary.LIB.dist_recv(handle.get(), struct(buffer), peer, tag, null));
+      return peer;
+    }
+    try (Request request = recvAsync(buffer, peer, tag)) { // only a request tells the sender
+      request.await();
+      return request.source();
+    }
+  }
+
+  /** A receive in flight; {@link Request#source} tells the sender once it completed. */
+  public Request recvAsync(NativeBuffer buffer, int peer, int tag) {
+    DistLibrary.BufferStruct b = struct(buffer);
+    PointerByReference out = new PointerByReference();
+    DistException.check(DistLibrary.LIB.dist_recv(handle.get(), b, peer, tag, out));
+    return new Request(out.getValue(), this, new Object[] {buffer, b});
+  }
+
+  // ---- The uneven all-to-all: rank i sends its block j to rank j, which receives
+  // it as its block i; each block has its own length. sendBlocks' count j on rank i
+  // must equal recvBlocks' count i on rank j, else ERR_MISMATCH.
+
+  /** Block j of send (as sendBlocks places it) goes to rank j; block j of recv comes from rank j. */
+  public void allToAllV(NativeBuffer send, Blocks sendBlocks, NativeBuffer recv, Blocks recvBlocks) {
+    allToAllV(send, sendBlocks, recv, recvBlocks, false);
+  }
+
+  public Request allToAllVAsync(NativeBuffer send, Blocks sendBlocks, NativeBuffer recv, Blocks recvBlocks) {
+    return allToAllV(send, sendBlocks, recv, recvBlocks, true);
+  }
+
+  private Request allToAllV(NativeBuffer send, Blocks sendBlocks, NativeBuffer recv, Blocks recvBlocks,
+      boolean async) {
+    int n = size();
+    DistLibrary.BufferStruct s = struct(send);
+    DistLibrary.BufferStruct r = struct(recv);
+    PointerByReference out = async ? new PointerByReference() : null;
+    // Null blocks reach the library as NULL tables, which it refuses by name.
+    Pointer sendCounts = sendBlocks == null ? null : sendBlocks.counts("sendBlocks", n);
+    Pointer sendOffsets = sendBlocks == null ? null : sendBlocks.offsets();
+    Pointer recvCounts = recvBlocks == null ? null : recvBlocks.counts("recvBlocks", n);
+    Pointer recvOffsets = recvBlocks == null ? null : recvBlocks.offsets();
+    DistException.check(DistLibrary.LIB.dist_all_to_all_v(handle.get(), s, sendCounts, sendOffsets, r, recvCounts,
+        recvOffsets, out));
+    // The request keeps the buffers, their descriptors and the block tables until it is done.
+    return async ? new Request(out.getValue(), this, new Object[] {send, recv, s, r, sendBlocks, recvBlocks}) : null;
   }
 
   /** In-place all-reduce of a Java array (copied through native memory). */

@@ -206,6 +206,14 @@ interface DistLibrary extends Library {
     public long timeout_ms;
   }
 
+  /**
+   * dist_request_callback_t: runs once on the library thread that completed the request (JNA
+   * attaches it to the JVM for the call); {@code message} is "" on success.
+   */
+  interface RequestCallback extends Callback {
+    void invoke(Pointer userData, int status, String message);
+  }
+
   /** dist_replica_fn_t: JNA attaches the library's replica thread to the JVM for the call. */
   interface ReplicaFn extends Callback {
     int invoke(Pointer replica, Pointer userData);
@@ -274,6 +282,14 @@ interface DistLibrary extends Library {
   int dist_request_test(Pointer request, IntByReference done);
   int dist_request_wait(Pointer request, long timeoutMs);
   void dist_request_free(Pointer request);
+  int dist_request_source(Pointer request, IntByReference source);
+  int dist_request_on_complete(Pointer request, RequestCallback callback, Pointer userData);
+
+  /** The count and offset arrays are native memory ({@link Blocks}), so that a request can keep them. */
+  int dist_all_to_all_v(Pointer comm, BufferStruct send, Pointer sendCounts, Pointer sendOffsets, BufferStruct recv,
+      Pointer recvCounts, Pointer recvOffsets, PointerByReference request);
+  int dist_send(Pointer comm, BufferStruct buffer, int peer, int tag, PointerByReference request);
+  int dist_recv(Pointer comm, BufferStruct buffer, int peer, int tag, PointerByReference request);
 
   int dist_strategy_create(Pointer context, StrategyOptionsStruct options, PointerByReference strategy);
   void dist_strategy_destroy(Pointer strategy);

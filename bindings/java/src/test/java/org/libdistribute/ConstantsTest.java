@@ -14,10 +14,12 @@ import org.junit.Test;
 public class ConstantsTest {
   private static Map<String, Long> header() throws Exception {
     String text = Files.readString(Fixtures.repo().resolve("include/c_api.h"));
-    Matcher m = Pattern.compile("(?m)^#define\\s+(DIST_\\w+)\\s+\\(?(-?\\d+)(?:ull|u)?(?:\\s*<<\\s*(\\d+)\\))?").matcher(text);
+    Matcher m = Pattern.compile(
+        "(?m)^#define\\s+(DIST_\\w+)\\s+\\(?(0x[0-9A-Fa-f]+|-?\\d+)(?:ull|u)?(?:\\s*<<\\s*(\\d+)\\))?").matcher(text);
     Map<String, Long> values = new HashMap<>();
     while (m.find()) {
-      long v = Long.parseLong(m.group(2));
+      String literal = m.group(2);
+      long v = literal.startsWith("0x") ? Long.parseLong(literal.substring(2), 16) : Long.parseLong(literal);
       values.put(m.group(1), m.group(3) == null ? v : v << Integer.parseInt(m.group(3)));
     }
     return values;
@@ -59,6 +61,8 @@ public class ConstantsTest {
     java.put("DIST_CONTEXT_OPT_TOKEN_FILE", Context.OPT_TOKEN_FILE);
     java.put("DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS", Context.OPT_CONNECT_TIMEOUT_MS);
     java.put("DIST_CONTEXT_OPT_TIMEOUT_MS", Context.OPT_TIMEOUT_MS);
+    java.put("DIST_ANY_SOURCE", (long) Comm.ANY_SOURCE);
+    java.put("DIST_TAG_MAX", (long) Comm.TAG_MAX);
     java.put("DIST_COMM_OPT_TIMEOUT_MS", Comm.OPT_TIMEOUT_MS);
     java.put("DIST_COMM_OPT_ALLREDUCE", Comm.OPT_ALLREDUCE);
     java.put("DIST_ALLREDUCE_AUTO", (long) Comm.ALLREDUCE_AUTO);
