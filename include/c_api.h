@@ -680,6 +680,59 @@ DIST_EXPORT dist_status_t dist_request_wait(dist_request_t* request, int64_t tim
  * buffers must stay valid until it does). NULL is a no-op. */
 DIST_EXPORT void dist_request_free(dist_request_t* request);
 
+/* ==== Uneven all-to-all ====
+ * A collective, ordered with the others: rank i sends send_counts[j] elements,
+ * starting at element send_offsets[j] of send, to rank j, and receives
+ * recv_counts[j] elements from rank j into recv starting at element
+ * recv_offsets[j]. The four arrays have one entry per communicator rank;
+ * NULL offsets mean the blocks are packed in rank order (offset j = sum of the
+ * counts before j). send_counts[j] on rank i must equal recv_counts[i] on rank j,
+ * else the ranks concerned fail with DIST_ERR_MISMATCH naming both sides. send
+ * and recv have the same dtype, hold every block they name, and do not overlap
+ * (no in-place form: send must not be NULL). Zero counts are allowed. */
+DIST_EXPORT dist_status_t dist_all_to_all_v(dist_comm_t* comm, const dist_buffer_t* send,
+                                            const uint64_t* send_counts, const uint64_t* send_offsets,
+                                            const dist_buffer_t* recv, const uint64_t* recv_counts,
+                                            const uint64_t* recv_offsets, dist_request_t** request);
+
+/* ==== Point to point ====
+ * Messages between two ranks of a communicator, apart from its collectives: a
+ * send or receive neither waits for nor holds up the communicator's collectives
+ * (and collectives do not wait for them). A receive matches the oldest unmatched
+ * send from `peer` to this rank with the same tag; messages with one (peer, tag)
+ * arrive in the order sent. Tags are 0 .. DIST_TAG_MAX. DIST_ANY_SOURCE as the
+ * receive's peer matches a send from any rank (dist_request_source tells which).
+ * A matched pair must agree on dtype and count: otherwise the receive fails
+ * with DIST_ERR_MISMATCH naming both sides (the send completes). A send to or a
+ * receive from oneself is DIST_ERR_INVALID_ARGUMENT. Each call fails by the
+ * communicator's deadline at the latest (DIST_ERR_TIMEOUT: no peer matched it),
+ * with DIST_ERR_PEER_FAILED when the peer is gone, and when the communicator
+ * has failed or been aborted. `request` NULL blocks until done (a send: until
+ * its buffer may be reused). */
+#define DIST_ANY_SOURCE (-1)
+#define DIST_TAG_MAX 0x7FFFFFFF
+DIST_EXPORT dist_status_t dist_send(dist_comm_t* comm, const dist_buffer_t* buffer, int32_t peer,
+                                    int32_t tag, dist_request_t** request);
+DIST_EXPORT dist_status_t dist_recv(dist_comm_t* comm, const dist_buffer_t* buffer, int32_t peer,
+                                    int32_t tag, dist_request_t** request);
+/* The communicator rank a completed receive came from. DIST_ERR_INVALID_ARGUMENT
+ * for a request that is not a receive or has not completed successfully. */
+DIST_EXPORT dist_status_t dist_request_source(dist_request_t* request, int32_t* source);
+
+/* ==== Completion callbacks ====
+ * Instead of a thread that waits: `callback` runs exactly once when the
+ * request's call completes, with its status and message ("" on success; valid
+ * only during the callback), on the thread that completed it (a library
+ * thread), or at once on this thread when it has already completed. It must
+ * return quickly and must not block on the same communicator (no blocking
+ * collective, no dist_request_wait on a request of it). At most one callback per
+ * request: a second is DIST_ERR_INVALID_ARGUMENT. The request may be freed
+ * before the callback ran; the callback still runs. Works for every request
+ * (collectives, all_to_all_v, send, recv). */
+typedef void (*dist_request_callback_t)(void* user_data, dist_status_t status, const char* message);
+DIST_EXPORT dist_status_t dist_request_on_complete(dist_request_t* request,
+                                                   dist_request_callback_t callback, void* user_data);
+
 /* ==== Strategies ==================================================================
  *
  * tf.distribute's programming model. A strategy owns the local replicas of a

@@ -80,7 +80,7 @@ void test_selection_is_pinned(void**) {
                                   CollectiveKind::kBroadcast,     CollectiveKind::kAllGather,
                                   CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
                                   CollectiveKind::kBarrier,       CollectiveKind::kSplit,
-                                  CollectiveKind::kCommSetup};
+                                  CollectiveKind::kCommSetup,     CollectiveKind::kAllToAllV};
   auto expected = [](CollectiveKind kind, size_t bytes, int ranks, const std::string& forced) -> std::string {
     const bool power_of_two = (ranks & (ranks - 1)) == 0;
     switch (kind) {
@@ -97,6 +97,7 @@ void test_selection_is_pinned(void**) {
       case CollectiveKind::kCommSetup: return "allgather_ring";
       case CollectiveKind::kReduceScatter: return "reduce_scatter_ring";
       case CollectiveKind::kAllToAll: return "alltoall_pairwise";
+      case CollectiveKind::kAllToAllV: return "alltoallv_pairwise";
       case CollectiveKind::kBarrier: return "barrier_dissemination";
     }
     return "?";

@@ -24,6 +24,17 @@ void expect_count(uint64_t got, uint64_t expected, const std::string& what) {
   }
 }
 
+// all_to_all_v's buffers, which have no in-place form: checked here, before
+// the call is queued, so that the communicator is not failed for it.
+void apart(const Checked& send, const Checked& recv) {
+  const auto s = reinterpret_cast<uintptr_t>(send.data);
+  const auto r = reinterpret_cast<uintptr_t>(recv.data);
+  const uint64_t element = size_of(send.dtype);
+  if (send.count == 0 || recv.count == 0) return;
+  if (s == r) fail_invalid("send and recv are the same buffer; all_to_all_v has no in-place form");
+  if (s < r + recv.count * element && r < s + send.count * element) fail_invalid("send and recv overlap");
+}
+
 // The input of a call with an optional separate send buffer: recv itself when
 // in place, else send, which must match recv's dtype and hold `send_count`.
 const void* input_of(const dist_buffer_t* send, const Checked& out, uint64_t send_count) {
@@ -169,6 +180,27 @@ DIST_EXPORT dist_status_t dist_all_to_all(dist_comm_t* comm, const dist_buffer_t
   });
 }
 
+DIST_EXPORT dist_status_t dist_all_to_all_v(dist_comm_t* comm, const dist_buffer_t* send, const uint64_t* send_counts,
+                                            const uint64_t* send_offsets, const dist_buffer_t* recv,
+                                            const uint64_t* recv_counts, const uint64_t* recv_offsets,
+                                            dist_request_t** request) {
+  return call_guarded(__func__, [&] {
+    require(comm, "comm");
+    if (send == nullptr) dist::fail_invalid("send is NULL (all_to_all_v has no in-place form)");
+    dist::Checked in = dist::check_buffer(send, "send");
+    dist::Checked out = dist::check_buffer(recv, "recv");
+    dist::same_dtype(in, out);
+    dist::apart(in, out);
+    require(send_counts, "send_counts");
+    require(recv_counts, "recv_counts");
+    dist::CollectiveCall call =
+        dist::make_call(dist::CollectiveKind::kAllToAllV, out.dtype, dist::ReduceOp::SUM, -1, 0, in.data, out.data);
+    call.blocks = dist::make_uneven_blocks(comm->communicator->size(), send_counts, send_offsets, in.count,
+                                           recv_counts, recv_offsets, out.count);
+    dist::dispatch(comm, call, request);
+  });
+}
+
 DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** request) {
   return call_guarded(__func__, [&] {
     require(comm, "comm");
@@ -203,5 +235,19 @@ DIST_EXPORT dist_status_t dist_request_wait(dist_request_t* request, int64_t tim
 }
 
 DIST_EXPORT void dist_request_free(dist_request_t* request) { delete request; }
+
+DIST_EXPORT dist_status_t dist_request_on_complete(dist_request_t* request, dist_request_callback_t callback,
+                                                   void* user_data) {
+  return call_guarded(__func__, [&] {
+    require(request, "request");
+    require(callback, "callback");
+    // The operation keeps the callback: the handle may be freed first.
+    const bool registered = request->operation->on_complete(
+        [callback, user_data](dist::Status status, const std::string& message) {
+          callback(user_data, static_cast<dist_status_t>(status), message.c_str());
+        });
+    if (!registered) dist::fail_invalid("request already has a completion callback (at most one per request)");
+  });
+}
 
 }  // extern "C"

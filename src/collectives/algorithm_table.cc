@@ -13,6 +13,7 @@
 #include "collectives/algorithms/allreduce_recursive_doubling.h"
 #include "collectives/algorithms/allreduce_ring.h"
 #include "collectives/algorithms/alltoall_pairwise.h"
+#include "collectives/algorithms/alltoallv_pairwise.h"
 #include "collectives/algorithms/barrier_dissemination.h"
 #include "collectives/algorithms/broadcast_binomial.h"
 #include "collectives/algorithms/broadcast_scatter_allgather.h"
@@ -198,6 +199,15 @@ const AlgorithmRow kAllToAll[] = {
      }},
 };
 
+// Every path's communicator runs it over its channel (Communicator::path_for).
+const AlgorithmRow kAllToAllV[] = {
+    {Algorithm::kAllToAllVPairwise, "alltoallv_pairwise", kP2P, "n-1 pairwise exchanges of blocks of any size",
+     always, nullptr, 0,
+     [](const AlgorithmRun& r) {
+       alltoallv_pairwise(*r.channel, r.call.send, r.call.recv, dtype_of(r), *r.call.blocks);
+     }},
+};
+
 const AlgorithmRow kBarrier[] = {
     {Algorithm::kShmBarrier, "shm", kShm, "one step of the group", always, nullptr, 0,
      [](const AlgorithmRun& r) { shm_barrier(*r.group); }},
@@ -221,9 +231,9 @@ constexpr Table table(const AlgorithmRow (&rows)[N]) {
   return {rows, N};
 }
 
-// Indexed by CollectiveKind.
+// Indexed by CollectiveKind, up to kBarrier; the kinds after it are mapped by table_of.
 const Table kTables[] = {table(kAllReduce), table(kReduce),    table(kBroadcast), table(kAllGather),
-                         table(kReduceScatter), table(kAllToAll), table(kBarrier)};
+                         table(kReduceScatter), table(kAllToAll), table(kBarrier), table(kAllToAllV)};
 
 Table table_of(CollectiveKind kind, Path path) {
   // The exchanges of dist_comm_split and of a new communicator gather, by
@@ -232,7 +242,7 @@ Table table_of(CollectiveKind kind, Path path) {
     if (path != Path::kPointToPoint) return {nullptr, 0};
     kind = CollectiveKind::kAllGather;
   }
-  const auto index = static_cast<size_t>(kind);
+  const auto index = kind == CollectiveKind::kAllToAllV ? std::size(kTables) - 1 : static_cast<size_t>(kind);
   if (index >= std::size(kTables)) {
     fail(Status::kInternal, "collective kind " + std::to_string(static_cast<int>(kind)) + " is not valid");
   }

@@ -32,6 +32,7 @@ enum class Algorithm {
   kAllGatherRing,
   kReduceScatterRing,
   kAllToAllPairwise,
+  kAllToAllVPairwise,
   kBarrierDissemination,
   kShmAllReduceDirect,
   kShmAllReduceSplitSingleCopy,

@@ -2,6 +2,7 @@
 // (point-to-point algorithms and the shared-memory path).
 #include "collectives/call_check.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -32,7 +33,7 @@ class CallCheck {
       internal("rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) + " is not a valid position");
     }
     const int32_t kind = static_cast<int32_t>(s.kind);
-    if (kind < 0 || kind > static_cast<int32_t>(CollectiveKind::kSplit)) {
+    if (kind < 0 || (kind > static_cast<int32_t>(CollectiveKind::kSplit) && s.kind != CollectiveKind::kAllToAllV)) {
       internal("collective kind " + std::to_string(kind) + " is not valid");
     }
     if (s.kind == CollectiveKind::kBarrier) return;
@@ -71,6 +72,9 @@ class CallCheck {
         break;
       case CollectiveKind::kAllToAll:
         shape = {all_ranks, all_ranks};
+        break;
+      case CollectiveKind::kAllToAllV:
+        shape = uneven_shape();
         break;
       case CollectiveKind::kBarrier:
         break;
@@ -115,6 +119,25 @@ class CallCheck {
       bytes_of(pieces.piece(i).count);
       check_buffer(which.c_str(), pieces.piece(i).data, pieces.piece(i).count, element);
     }
+  }
+
+  // All-to-all-v: the elements up to the end of the furthest block of each
+  // side (make_uneven_blocks kept every block inside its buffer).
+  BufferShape uneven_shape() const {
+    if (call_.blocks == nullptr || call_.blocks->send_counts.size() != static_cast<size_t>(ranks_) ||
+        call_.blocks->recv_counts.size() != static_cast<size_t>(ranks_)) {
+      internal("its blocks are not given for every rank");
+    }
+    if (call_.send == call_.recv && call_.send != nullptr) {
+      fail_invalid(text() + ": send and recv are the same buffer; all_to_all_v has no in-place form");
+    }
+    const UnevenBlocks& b = *call_.blocks;
+    BufferShape shape;
+    for (size_t j = 0; j < b.send_counts.size(); ++j) {
+      if (b.send_counts[j] > 0) shape.send_elements = std::max<size_t>(shape.send_elements, b.send_offsets[j] + b.send_counts[j]);
+      if (b.recv_counts[j] > 0) shape.recv_elements = std::max<size_t>(shape.recv_elements, b.recv_offsets[j] + b.recv_counts[j]);
+    }
+    return shape;
   }
 
   // send == recv; for all_gather also send == recv + rank*count (the own block).

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "collectives/piecewise.h"
 #include "collectives/signature.h"
+#include "collectives/uneven_blocks.h"
 #include "transport/channel.h"
 
 namespace dist {
@@ -16,6 +18,7 @@ namespace dist {
 //   broadcast       recv c (in place)       all_gather    send c, recv c*n
 //   reduce_scatter  send c*n, recv c        all_to_all    send c*n, recv c*n (blocks of c)
 //   barrier         none
+//   all_to_all_v    send and recv as `blocks` says (signature.count is 0)
 // send == recv means in place; for all_gather in place means the rank's own
 // block already sits at recv + rank*c, and for reduce_scatter that the input is
 // recv's c*n elements and the result lands in recv's first c elements.
@@ -31,6 +34,7 @@ struct CollectiveCall {
   const PieceList* pieces = nullptr;
   const ResultSink* sink = nullptr;
   const PartFinisher* finish = nullptr;
+  std::shared_ptr<const UnevenBlocks> blocks{};  // all_to_all_v only
 };
 
 // Which algorithm to use; empty means choose by size and rank count.

@@ -12,6 +12,7 @@
 #include "collectives/shm/attach.h"
 #include "collectives/shm/run_shm.h"
 #include "transport/ucx_channel.h"
+#include "transport/ucx_message_port.h"
 
 namespace dist {
 
@@ -73,6 +74,7 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
     std::vector<std::string> names;
     for (int m : members_) names.push_back(context.name(m));
     channel_ = make_ucx_channel(*context.worker(), id_, members_, names, rank_, failure_, &describe_call);
+    messages_ = make_ucx_message_port(*context.worker(), id_, members_, names, rank_, failure_);
     try {
       // Ranks on several hosts cannot share one segment; all ranks know the
       // hosts alike, so all skip that exchange alike.
@@ -87,6 +89,7 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
       // peer already failed a later call on it): it exists, failed, and every
       // call reports why, as it would had the failure come a moment later.
       if (!failure_->failed()) {
+        messages_.reset();
         channel_.reset();
         context_.unregister_comm(id_);
         throw;
@@ -107,6 +110,7 @@ Communicator::~Communicator() {
   }
   queue_signal_.notify_all();
   if (worker_.joinable()) worker_.join();
+  messages_.reset();
   hierarchy_.reset();
   shm_.reset();
   channel_.reset();

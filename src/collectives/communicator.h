@@ -23,6 +23,7 @@
 #include "collectives/shm/run_shm.h"
 #include "transport/channel.h"
 #include "transport/context.h"
+#include "transport/message_port.h"
 
 namespace dist {
 
@@ -41,6 +42,7 @@ class Communicator {
   const HostLayout& hosts() const { return hosts_; }
 
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
   void set_algorithms(const AlgorithmOptions& algorithms);
   const AlgorithmOptions& algorithms() const { return algorithms_; }
   // True when all ranks share one host and run collectives through a shared
@@ -63,6 +65,10 @@ class Communicator {
   // Queues the call; the operation completes when it has run.
   std::shared_ptr<Operation> submit(const CollectiveCall& call);
 
+  // Its point-to-point messages (point_to_point.h), apart from the calls
+  // above; null on a communicator of one rank, which has no peer.
+  MessagePort* messages() { return messages_.get(); }
+
   // Collective over this communicator; nullptr for a negative color.
   std::unique_ptr<Communicator> split(int32_t color, int32_t key);
   // Collective: the ranks of this rank's host, in this communicator's order.
@@ -78,7 +84,10 @@ class Communicator {
   // change rather than by string comparisons on every call.
   void resolve_forced_all_reduce();
   // The path a call of `kind` takes.
-  Path path_for(CollectiveKind kind) const { return kind == CollectiveKind::kAllReduce ? all_reduce_path_ : path_; }
+  Path path_for(CollectiveKind kind) const {
+    if (kind == CollectiveKind::kAllToAllV) return path_ == Path::kSelf ? path_ : Path::kPointToPoint;
+    return kind == CollectiveKind::kAllReduce ? all_reduce_path_ : path_;
+  }
   void enqueue(const std::shared_ptr<Operation>& op);
   // Take the right to run calls (kBusy): for the queue's next operation (the
   // worker, under queue_mutex_), or only when nothing is queued (split).
@@ -96,6 +105,7 @@ class Communicator {
   HostLayout hosts_;
   std::shared_ptr<FailureFlag> failure_;
   std::unique_ptr<Channel> channel_;
+  std::unique_ptr<MessagePort> messages_;
   std::unique_ptr<ShmGroup> shm_;  // null: every call goes through channel_
   std::unique_ptr<Hierarchy> hierarchy_;  // the hierarchical path's groups and views, over channel_
   std::chrono::milliseconds timeout_;

@@ -13,13 +13,14 @@ const char* name(CollectiveKind kind) {
     case CollectiveKind::kBarrier: return "barrier";
     case CollectiveKind::kSplit: return "comm_split";
     case CollectiveKind::kCommSetup: return "comm_setup";
+    case CollectiveKind::kAllToAllV: return "all_to_all_v";
   }
   return "unknown collective";
 }
 
 std::optional<CallSignature> signature_from_wire(int32_t kind, int32_t dtype, int32_t op, int32_t root,
                                                  uint64_t count) {
-  if (kind < 0 || kind > static_cast<int32_t>(CollectiveKind::kCommSetup) || dtype < 0 || dtype >= kDTypeCount ||
+  if (kind < 0 || kind > static_cast<int32_t>(CollectiveKind::kAllToAllV) || dtype < 0 || dtype >= kDTypeCount ||
       op < 0 || op >= kReduceOpCount) {
     return std::nullopt;
   }
@@ -40,6 +41,8 @@ std::string describe(const CallSignature& s) {
                  s.kind == CollectiveKind::kReduceScatter;
   if (reduces) text += std::string(", ") + name(s.op);
   if (s.root >= 0) text += ", root=" + std::to_string(s.root);
+  // Its counts differ by rank; the channel names the sizes that disagree.
+  if (s.kind == CollectiveKind::kAllToAllV) return text + ")";
   return text + ", count=" + std::to_string(s.count) + ")";
 }
 

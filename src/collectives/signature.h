@@ -23,6 +23,7 @@ enum class CollectiveKind : int32_t {
   kBarrier = 6,
   kSplit = 7,  // dist_comm_split's exchange of (color, key)
   kCommSetup = 8,  // a new communicator's exchange of how its ranks can reach each other
+  kAllToAllV = 9,  // dist_all_to_all_v: blocks of any size (CollectiveCall::blocks); count 0
 };
 
 const char* name(CollectiveKind kind);

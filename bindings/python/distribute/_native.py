@@ -5,6 +5,7 @@ in the other modules. To bind a new C function, add one line to _PROTOTYPES.
 """
 import ctypes
 import ctypes.util
+import importlib.util
 import os
 
 from . import constants as C
@@ -33,8 +34,30 @@ def _candidates():
         yield found
 
 
+def _prefer_pip_nccl():
+    """A process holds one libnccl.so.2: the first one loaded serves every later
+    library that needs that soname. A library built with CUDA links the system's
+    NCCL; torch's wheels bring a newer one (the nvidia-nccl package) and fail to
+    import ("undefined symbol: ncclCommResume") when the older one came first.
+    Where that package is installed, it is loaded first, so that `import
+    distribute` before `import torch` works (NCCL keeps its C API compatible)."""
+    try:
+        spec = importlib.util.find_spec("nvidia.nccl")
+    except (ImportError, ValueError):
+        return
+    for directory in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(directory, "lib", "libnccl.so.2")
+        if os.path.exists(path):
+            try:
+                ctypes.CDLL(path)
+            except OSError:
+                pass  # unusable here: the library falls back to the system's
+            return
+
+
 def _load():
     """The loaded library and the path it was loaded by (library_path)."""
+    _prefer_pip_nccl()
     tried = []
     for path in _candidates():
         if os.sep in path and not os.path.exists(path):

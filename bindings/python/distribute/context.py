@@ -43,7 +43,11 @@ class Context(HandleOwner):
 
         all_gather(data: bytes) -> sequence of `size` bytes objects, rank r's at
         index r, each as long as `data`: called one or more times, in the same
-        order on every rank, each time on a thread of its own. What it raises
+        order on every rank, each time on a thread of its own. Or, nonblocking, an
+        object with start(data: bytes) -> handle, test(handle) -> None while in
+        progress, else that sequence, and optionally free(handle) (when the
+        library gives up or is done), all called on this thread and polled as
+        the library polls. What it raises
         fails the join: the DistError raised here names it and has it as its
         __cause__. The cluster token authenticates the members as with a cluster
         (these options, else DIST_CLUSTER_TOKEN / DIST_CLUSTER_TOKEN_FILE); the

@@ -1,11 +1,13 @@
 """Contexts built through the caller's own exchange (dist_context_create_oob).
 
-The library asks for one or more all-gathers, in the same order on every rank.
-Each runs the caller's function on a thread of its own, so that the library can
-poll it and give up at its connect deadline; the function itself cannot be
-interrupted, so an answer that comes after the library gave up is dropped. What
-the function raises, or an answer of the wrong shape, fails the exchange: the
-DistError the library then reports is raised from it (its __cause__).
+The library asks for one or more all-gathers, in the same order on every rank,
+and polls each (with short sleeps) on the thread that creates the context, until
+its connect deadline. The caller's exchange is either nonblocking (an object with
+start(data) and test(handle), polled as the library polls; torch's Store is used
+so) or a blocking function, which then runs on a thread of its own per all-gather;
+that function cannot be interrupted, so an answer that comes after the library
+gave up is dropped. What the exchange raises, or an answer of the wrong shape,
+fails it: the DistError the library then reports is raised from it (its __cause__).
 """
 import ctypes
 import itertools
@@ -33,34 +35,64 @@ def _checked(parts, sent, size, rank):
 
 
 class _Gather:
-    """One all-gather: the caller's function running on a thread of its own."""
+    """One all-gather of a blocking function: the function running on a thread of its own."""
 
-    def __init__(self, function, sent, size, rank, recv):
-        self.recv = recv
+    def __init__(self, function, sent, rank):
         self.done = threading.Event()
         self.parts = None
         self.error = None
-        threading.Thread(target=self._run, args=(function, sent, size, rank), daemon=True,
+        threading.Thread(target=self._run, args=(function, sent), daemon=True,
                          name=f"distribute-exchange-rank{rank}").start()
 
-    def _run(self, function, sent, size, rank):
+    def _run(self, function, sent):
         try:
-            self.parts = _checked(function(sent), sent, size, rank)
+            self.parts = function(sent)
         except BaseException as error:  # noqa: B902 -- reported through the library, raised from its error
             self.error = error
         finally:
             self.done.set()
 
 
+class _Threaded:
+    """A blocking all_gather(data) -> parts as a nonblocking exchange (start/test)."""
+
+    def __init__(self, function, rank):
+        self.function, self.rank = function, rank
+
+    def start(self, data):
+        return _Gather(self.function, data, self.rank)
+
+    def test(self, gather):
+        if not gather.done.is_set():
+            return None
+        if gather.error is not None:
+            raise gather.error
+        if gather.parts is None:  # not "in progress": the function answered None
+            raise TypeError("the all-gather returned NoneType, not a sequence of bytes")
+        return gather.parts
+
+
+def nonblocking(exchange, rank):
+    """`exchange` as an object with start(data) -> handle and test(handle) -> None
+    (in progress) or the parts: itself when it has them, else a callable run on a
+    thread per all-gather."""
+    if callable(getattr(exchange, "start", None)) and callable(getattr(exchange, "test", None)):
+        return exchange
+    if callable(exchange):
+        return _Threaded(exchange, rank)
+    raise InvalidArgumentError(C.ERR_INVALID_ARGUMENT, f"all_gather must be callable or have start() and test(), "
+                                                       f"not {exchange!r}")
+
+
 class _Exchange:
     """The callbacks of one dist_context_create_oob call and what they share.
     Each callback catches everything: nothing may unwind into the library."""
 
-    def __init__(self, rank, size, function):
-        self.rank, self.size, self.function = rank, size, function
-        self.gathers = {}  # request id (the void* the library holds) -> _Gather
+    def __init__(self, rank, size, exchange):
+        self.rank, self.size, self.exchange = rank, size, exchange
+        self.gathers = {}  # request id (the void* the library holds) -> (handle, sent, recv)
         self.ids = itertools.count(1)
-        self.failure = None  # the first error of the caller's function
+        self.failure = None  # the first error of the caller's exchange
         self.lock = threading.Lock()
         # Alive as long as this object, which outlives the C call.
         self.callbacks = (OOB_ALLGATHER_FN(self._allgather), OOB_TEST_FN(self._test), OOB_FREE_FN(self._free))
@@ -72,9 +104,10 @@ class _Exchange:
     def _allgather(self, _user_data, send, recv, nbytes, request):
         try:
             sent = ctypes.string_at(send, nbytes) if nbytes else b""
+            handle = self.exchange.start(sent)
             with self.lock:
                 request_id = next(self.ids)
-                self.gathers[request_id] = _Gather(self.function, sent, self.size, self.rank, recv)
+                self.gathers[request_id] = (handle, sent, recv)
             request[0] = request_id
             return 0
         except BaseException as error:  # noqa: B902
@@ -84,14 +117,12 @@ class _Exchange:
     def _test(self, _user_data, request):
         try:
             with self.lock:
-                gather = self.gathers[request]
-            if not gather.done.is_set():
+                handle, sent, recv = self.gathers[request]
+            parts = self.exchange.test(handle)
+            if parts is None:
                 return _IN_PROGRESS
-            if gather.error is not None:
-                self._fail(gather.error)
-                return _FAILED
-            for r, part in enumerate(gather.parts):
-                ctypes.memmove(gather.recv + r * len(part), part, len(part))
+            for r, part in enumerate(_checked(parts, sent, self.size, self.rank)):
+                ctypes.memmove(recv + r * len(part), part, len(part))
             return _COMPLETE
         except BaseException as error:  # noqa: B902
             self._fail(error)
@@ -99,7 +130,13 @@ class _Exchange:
 
     def _free(self, _user_data, request):
         with self.lock:
-            self.gathers.pop(request, None)  # a thread still running drops its answer
+            handle, _, _ = self.gathers.pop(request, (None, None, None))
+        free = getattr(self.exchange, "free", None)
+        if handle is not None and free is not None:
+            try:
+                free(handle)
+            except Exception:  # noqa: BLE001 -- nothing may unwind into the library; the join's outcome stands
+                pass  # a running thread drops its answer
 
 
 def _int32(name, value):
@@ -115,9 +152,7 @@ def _int32(name, value):
 def create_context(rank, size, all_gather, options):
     """The handle of a context built through `all_gather` (dist_context_create_oob), or raises."""
     rank, size = _int32("rank", rank), _int32("size", size)
-    if not callable(all_gather):
-        raise InvalidArgumentError(C.ERR_INVALID_ARGUMENT, f"all_gather must be callable, not {all_gather!r}")
-    exchange = _Exchange(rank, size, all_gather)
+    exchange = _Exchange(rank, size, nonblocking(all_gather, rank))
     oob = Oob(0, rank, size, *exchange.callbacks, None)
     handle = ctypes.c_void_p()
     status = lib.dist_context_create_oob(ctypes.byref(oob), ctypes.byref(options), ctypes.byref(handle))

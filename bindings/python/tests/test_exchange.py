@@ -150,3 +150,71 @@ def test_arguments_python_cannot_pass_are_refused_before_the_library():
         distribute.Context.from_exchange(2**32, 1, lambda data: [data])
     with pytest.raises(distribute.InvalidArgumentError, match="int"):
         distribute.Context.from_exchange("0", 1, lambda data: [data])
+
+
+class PolledSlots:
+    """A nonblocking all-gather (start/test, as over torch's Store): start puts
+    this rank's bytes in round r's slot, test answers once every slot of the
+    round is filled; free counts the rounds the library released."""
+
+    def __init__(self, size):
+        self.rounds = {}
+        self.lock = threading.Lock()
+        self.tests = [0] * size
+        self.freed = [0] * size
+
+    def for_rank(self, rank):
+        slots = self
+        calls = [0]
+
+        class Exchange:
+            def start(self, data):
+                with slots.lock:
+                    round_slots = slots.rounds.setdefault(calls[0], [None] * len(slots.tests))
+                    round_slots[rank] = data
+                calls[0] += 1
+                return calls[0] - 1
+
+            def test(self, round_index):
+                slots.tests[rank] += 1
+                with slots.lock:
+                    parts = list(slots.rounds[round_index])
+                return None if any(part is None for part in parts) else parts
+
+            def free(self, round_index):
+                slots.freed[rank] += 1
+
+        return Exchange()
+
+
+def test_two_ranks_join_through_a_nonblocking_exchange_polled_on_the_joining_thread():
+    exchange = PolledSlots(2)
+
+    def rank_main(rank):
+        with distribute.Context.from_exchange(rank, 2, exchange.for_rank(rank), token=TOKEN,
+                                              connect_timeout_ms=60000) as context:
+            data = np.array([rank + 1.5, -rank], np.float32)
+            context.world.all_reduce(data, "sum")
+            return data
+
+    for kind, value in on_threads(2, rank_main):
+        assert kind == "ok", value
+        np.testing.assert_array_equal(value, [4.0, -1.0])
+    assert exchange.freed == [len(exchange.rounds)] * 2
+    assert min(exchange.tests) >= len(exchange.rounds)
+
+
+def test_a_nonblocking_exchange_whose_test_raises_fails_the_join_with_its_error():
+    raised = ValueError("the store lost key oob/0")
+
+    class Failing:
+        def start(self, data):
+            return 1
+
+        def test(self, handle):
+            raise raised
+
+    with pytest.raises(distribute.DistError) as caught:
+        distribute.Context.from_exchange(0, 2, Failing(), token=TOKEN, connect_timeout_ms=30000)
+    assert caught.value.__cause__ is raised
+    assert "the store lost key oob/0" in caught.value.message
