@@ -20,5 +20,5 @@ torch_suite() {
   fi
   python=$("$root/scripts/torch_env" "$build/torch-venv") || exit $?
   export DIST_BUILD_DIR=$build PYTHONPATH="$root/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
-  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} PYTHONDONTWRITEBYTECODE=1
 }

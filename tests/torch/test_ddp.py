@@ -12,6 +12,4 @@ import weights
 
 @pytest.mark.parametrize("nprocs", [2, 3])
 def test_ddp_matches_gloo(job, backend, nprocs):
-    out = job("ddp_job.py", nprocs, [backend, "gloo"])
-    for config in ddp_job.CONFIGS:
-        weights.compare(out, backend, config, nprocs)
+    weights.run_and_compare(job, ddp_job, backend, nprocs)

@@ -10,6 +10,4 @@ import weights
 
 @pytest.mark.parametrize("nprocs", [2, 3])
 def test_fsdp_matches_gloo(job, backend, nprocs):
-    out = job("fsdp_job.py", nprocs, [backend, "gloo"])
-    for config in fsdp_job.CONFIGS:
-        weights.compare(out, backend, config, nprocs)
+    weights.run_and_compare(job, fsdp_job, backend, nprocs)

@@ -48,3 +48,10 @@ def compare(out_dir, backend, config, nprocs, replicated=True):
     # The steps moved the weights: a run that trained nothing cannot pass.
     initial = job.load(out_dir, f"initial-{config}", 0)
     assert any(not torch.equal(initial[k], ours[0][k]) for k in initial), f"{config}: the weights never changed"
+
+
+def run_and_compare(job_fixture, job_module, backend, nprocs):
+    """Runs JOB_MODULE's job on the backend and gloo; compares every configuration."""
+    out = job_fixture(f"{job_module.__name__}.py", nprocs, [backend, "gloo"])
+    for config in job_module.CONFIGS:
+        compare(out, backend, config, nprocs)
