@@ -231,6 +231,10 @@ class CheckpointOptions(ctypes.Structure):
 
 
 _buf = ctypes.POINTER(Buffer)
+_u64_array = ctypes.POINTER(ctypes.c_uint64)
+
+# dist_request_callback_t: runs on a library thread (ctypes takes the GIL for it).
+REQUEST_CALLBACK_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, status_t, ctypes.c_char_p)
 _i32_out = ctypes.POINTER(ctypes.c_int32)
 _i64_out = ctypes.POINTER(ctypes.c_int64)
 
@@ -295,6 +299,12 @@ _PROTOTYPES = {
     "dist_request_test": (status_t, [handle_p, _i32_out]),
     "dist_request_wait": (status_t, [handle_p, ctypes.c_int64]),
     "dist_request_free": (None, [handle_p]),
+    "dist_all_to_all_v": (status_t, [handle_p, _buf, _u64_array, _u64_array, _buf, _u64_array, _u64_array,
+                                     _out_handle]),
+    "dist_send": (status_t, [handle_p, _buf, ctypes.c_int32, ctypes.c_int32, _out_handle]),
+    "dist_recv": (status_t, [handle_p, _buf, ctypes.c_int32, ctypes.c_int32, _out_handle]),
+    "dist_request_source": (status_t, [handle_p, _i32_out]),
+    "dist_request_on_complete": (status_t, [handle_p, REQUEST_CALLBACK_FN, ctypes.c_void_p]),
     "dist_strategy_create": (status_t, [handle_p, ctypes.POINTER(StrategyOptions), _out_handle]),
     "dist_strategy_destroy": (None, [handle_p]),
     "dist_strategy_kind": (status_t, [handle_p, _i32_out]),

@@ -4,11 +4,13 @@ Buffers are C-contiguous numpy arrays used in place (zero copy). A non-blocking
 call (wait=False) returns a Request that holds its arrays until it completes.
 """
 import ctypes
+import itertools
+import threading
 
 from . import constants as C
-from ._native import CommOptions, lib
+from ._native import REQUEST_CALLBACK_FN, CommOptions, lib, text
 from .dtypes import describe
-from .errors import check, error_for
+from .errors import check, error_for, error_from
 from .handle import HandleOwner
 
 OPS = {"sum": C.OP_SUM, "prod": C.OP_PROD, "min": C.OP_MIN, "max": C.OP_MAX, "mean": C.OP_MEAN}
@@ -25,6 +27,50 @@ COLLECTIVES = {"all_reduce": C.COLLECTIVE_ALL_REDUCE, "reduce": C.COLLECTIVE_RED
 
 def _op(op):
     return OPS[op] if isinstance(op, str) else int(op)
+
+
+def _counts(name, values, size):
+    """uint64_t[size] of a sequence of counts or offsets (None stays NULL)."""
+    if values is None:
+        return None
+    values = [int(value) for value in values]
+    if len(values) != size:
+        raise ValueError(f"{name} needs {size} entries (one per rank), got {len(values)}")
+    if any(value < 0 for value in values):
+        raise ValueError(f"{name} must not be negative: {values}")
+    return (ctypes.c_uint64 * size)(*values)
+
+
+class _Callbacks:
+    """The Python functions of dist_request_on_complete, by the user_data the
+    library hands back: one C function pointer for all of them (alive as long as
+    the module), so that none is freed while the library may still call it."""
+
+    def __init__(self):
+        self._pending = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self.trampoline = REQUEST_CALLBACK_FN(self._run)
+
+    def add(self, callback):
+        with self._lock:
+            key = next(self._ids)
+            self._pending[key] = callback
+        return key
+
+    def drop(self, key):
+        with self._lock:
+            self._pending.pop(key, None)
+
+    def _run(self, user_data, status, message):
+        with self._lock:
+            callback = self._pending.pop(user_data, None)
+        if callback is not None:  # what it raises, ctypes reports (sys.unraisablehook)
+            callback(None if status == C.OK else error_from(status, text(message)))
+
+
+_CALLBACKS = _Callbacks()
+_CLOSING = threading.Lock()
 
 
 class Request(HandleOwner):
@@ -59,8 +105,26 @@ class Request(HandleOwner):
         check(status)
         return self._result
 
+    def on_complete(self, callback):
+        """Calls callback(error) once the call completes: error None on success,
+        else the call's DistError. It runs on the library thread that completed
+        the call (at once, on this thread, if it already has), so it must return
+        quickly and never block on this communicator; what it raises is reported
+        through sys.unraisablehook. One callback per request."""
+        key = _CALLBACKS.add(callback)
+        status = lib.dist_request_on_complete(self._handle, _CALLBACKS.trampoline, key)
+        if status != C.OK:
+            _CALLBACKS.drop(key)
+            check(status)
+
+    @property
+    def source(self):
+        """The communicator rank a completed receive came from (for DIST_ANY_SOURCE)."""
+        return self._query(lib.dist_request_source)
+
     def close(self):
-        handle, self._handle = self._handle, None
+        with _CLOSING:  # one thread takes the handle (a completion thread and the communicator's close may race)
+            handle, self._handle = self._handle, None
         if handle is None:
             return
         lib.dist_request_wait(handle, -1)  # its arrays are ours: never free them under a running call
@@ -224,3 +288,31 @@ class Comm(HandleOwner):
 
     def barrier(self, *, wait=True):
         return self._run(lambda req: lib.dist_barrier(self._handle, req), (), None, wait)
+
+    def all_to_all_v(self, data, send_counts, out, recv_counts, *, send_offsets=None, recv_offsets=None,
+                     dtype=None, wait=True):
+        """Uneven all-to-all (collective): send_counts[j] elements of `data` (from
+        send_offsets[j], else packed in rank order) go to rank j, and
+        recv_counts[j] elements from rank j land in `out` (at recv_offsets[j],
+        else packed). send_counts[j] here must equal recv_counts[rank] on rank j."""
+        size = self.size
+        arrays = [_counts("send_counts", send_counts, size), _counts("send_offsets", send_offsets, size),
+                  _counts("recv_counts", recv_counts, size), _counts("recv_offsets", recv_offsets, size)]
+        send, recv = describe(data, False, dtype), describe(out, True, dtype)
+        return self._run(lambda req: lib.dist_all_to_all_v(self._handle, ctypes.byref(send), arrays[0], arrays[1],
+                                                           ctypes.byref(recv), arrays[2], arrays[3], req),
+                         (data, out, arrays), out, wait)
+
+    def send(self, data, peer, tag=0, *, dtype=None, wait=True):
+        """Sends `data` to rank `peer` (point to point, apart from the collectives);
+        blocking: until `data` may be reused."""
+        buffer = describe(data, False, dtype)
+        return self._run(lambda req: lib.dist_send(self._handle, ctypes.byref(buffer), peer, tag, req),
+                         (data,), data, wait)
+
+    def recv(self, out, peer=C.ANY_SOURCE, tag=0, *, dtype=None, wait=True):
+        """Receives into `out` the oldest unmatched message from `peer` with `tag`
+        (peer ANY_SOURCE: from any rank; the Request's `source` says which)."""
+        buffer = describe(out, True, dtype)
+        return self._run(lambda req: lib.dist_recv(self._handle, ctypes.byref(buffer), peer, tag, req),
+                         (out,), out, wait)

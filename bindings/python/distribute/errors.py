@@ -44,6 +44,11 @@ def error_for(status, cause=None):
     message = text(lib.dist_last_error())
     if cause is not None:
         message += f" ({type(cause).__name__}: {cause})"
+    return error_from(status, message)
+
+
+def error_from(status, message):
+    """The DistError of a status and the library's message for it."""
     if status in _BY_STATUS:
         cls = _BY_STATUS[status]
     elif -299 <= status <= -200:

@@ -1,0 +1,219 @@
+"""torch Work objects over the library's requests.
+
+A Work completes when all its requests did. The library reports each request's
+end from one of its own threads (Request.on_complete); that callback only counts
+and hands the Work to a dispatch thread of this module, which copies results
+out, frees the requests, wakes wait() and completes the torch future: the
+callbacks users chain on that future (DDP's comm hooks, for one) may issue new
+calls and block, which the library's threads must never do.
+"""
+import datetime
+import queue
+import threading
+
+import torch
+import torch.distributed as dist
+
+from ..errors import DistError
+
+
+def backend_error(what, error):
+    """A torch DistBackendError that carries the library's status and message."""
+    if isinstance(error, dist.DistBackendError):
+        return error  # already one (a work of a coalescing window)
+    if isinstance(error, DistError):
+        return dist.DistBackendError(f"distribute: {what} failed: {error.status_name}: {error.message}")
+    return dist.DistBackendError(f"distribute: {what} failed: {type(error).__name__}: {error}")
+
+
+class _Failed:
+    """The value a work's inner future gets when the call failed (see get_future)."""
+
+    def __init__(self, error):
+        self.error = error
+
+
+def _raise_failure(inner):
+    value = inner.value()
+    if isinstance(value, _Failed):
+        raise value.error
+    return value
+
+
+class _Dispatcher:
+    """One daemon thread that runs what completions hand it, in order."""
+
+    def __init__(self):
+        self._queue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread = None
+
+    def submit(self, function):
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="distribute-torch-completions",
+                                                    daemon=True)
+                    self._thread.start()
+        self._queue.put(function)
+
+    def _run(self):
+        while True:
+            self._queue.get()()
+
+
+dispatcher = _Dispatcher()
+
+
+class Work(dist._Work):
+    """The outcome of one backend call: wait(timeout) and get_future().
+
+    `outputs` is the future's value (the output tensors, as gloo gives);
+    `finishers` run in order once every request succeeded (copies out of staging
+    buffers). Requests are added with track(); seal() says none will follow."""
+
+    def __init__(self, what, outputs, finishers=()):
+        super().__init__()
+        self._what = what
+        self._outputs = list(outputs)
+        self._finishers = list(finishers)
+        self._requests = []
+        self._pending = 1  # the issuer's hold, released by seal()
+        self._error = None
+        self._receive = None  # the request whose source rank source_rank() gives
+        self._source = None
+        self._done = threading.Event()
+        self._future = None  # the inner future; get_future() gives self._outer
+        self._outer = None
+        self._listeners = []  # on_complete callbacks (a coalescing window's work)
+        self._lock = threading.Lock()
+
+    # -- building (the issuing thread) --
+
+    def track(self, request):
+        with self._lock:
+            self._pending += 1
+        self._requests.append(request)
+        request.on_complete(self._request_done)
+
+    def join(self, work):
+        """Completes only once `work` did too (and fails with it)."""
+        with self._lock:
+            self._pending += 1
+        work.on_complete(self._request_done)
+
+    def on_complete(self, callback):
+        """callback(error) once this work finished: None, or its DistBackendError."""
+        with self._lock:
+            if not self._done.is_set():
+                self._listeners.append(callback)
+                return
+        callback(self._error)
+
+    def source_from(self, request):
+        self._receive = request
+
+    def seal(self):
+        self._request_done(None)
+        return self
+
+    def fail_now(self, error):
+        """The call failed before (or while) it was issued: complete with `error`
+        once what was issued has ended."""
+        with self._lock:
+            self._error = self._error or backend_error(self._what, error)
+        return self.seal()
+
+    def finished(self):
+        """A call that already ran to completion (blocking): finish here."""
+        self._pending = 0
+        self._finish()
+        return self
+
+    # -- completion --
+
+    def _request_done(self, error):
+        """Library thread (or this one): counts; the last one hands over."""
+        with self._lock:
+            if error is not None and self._error is None:
+                self._error = backend_error(self._what, error)
+            self._pending -= 1
+            last = self._pending == 0
+        if last:
+            dispatcher.submit(self._finish)
+
+    def _finish(self):
+        if self._error is None:
+            try:
+                for finish in self._finishers:
+                    finish()
+                if self._receive is not None:
+                    self._source = self._receive.source
+            except Exception as error:  # noqa: BLE001 -- becomes this work's error
+                self._error = backend_error(self._what, error)
+        for request in self._requests:
+            request.close()
+        self._requests = []
+        self._finishers = []
+        self._receive = None
+        with self._lock:
+            self._done.set()
+            future, listeners, self._listeners = self._future, self._listeners, []
+        if future is not None:
+            self._complete(future)
+        for listener in listeners:
+            listener(self._error)
+
+    def _complete(self, inner):
+        inner.set_result(self._outputs if self._error is None else _Failed(self._error))
+
+    def wait_finished(self):
+        """Blocks until finished, without raising (shutdown)."""
+        self._done.wait()
+
+    # -- torch's Work --
+
+    def wait(self, timeout=datetime.timedelta(0)):
+        """Blocks until done; raises the call's DistBackendError. A timeout (other
+        than torch's 0, "none") that runs out raises DistBackendError; the call
+        goes on."""
+        seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout or 0)
+        if not self._done.wait(seconds if seconds > 0 else None):
+            raise dist.DistBackendError(f"distribute: {self._what}: Work.wait timed out after {seconds:g} s; "
+                                        "the call is still running")
+        if self._error is not None:
+            raise self._error
+        return True
+
+    def get_future(self):
+        """A torch future of the output tensors, completed on this module's
+        dispatch thread. A failed call fails it; torch hands a Python backend's
+        future on as its C++ object, which carries no Python exception type, so
+        its wait() raises RuntimeError("... DistBackendError: <the library's
+        message>"), raised by a callback chained on an inner future."""
+        with self._lock:
+            created = self._future is None
+            if created:
+                self._future = torch.futures.Future()
+                self._outer = self._future.then(_raise_failure)
+            inner, outer, done = self._future, self._outer, self._done.is_set()
+        if created and done:  # else _finish completes it
+            self._complete(inner)
+        return outer
+
+    def is_completed(self):
+        return self._done.is_set()
+
+    def is_success(self):
+        return self._done.is_set() and self._error is None
+
+    def exception(self):
+        return self._error
+
+    def source_rank(self):
+        """The rank a receive from any source came from (after wait())."""
+        if self._source is None:
+            raise ValueError(f"distribute: {self._what} has no source rank (not a completed receive)")
+        return self._source
+
+    _source_rank = source_rank
