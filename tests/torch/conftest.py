@@ -58,7 +58,7 @@ def stop(processes):
             pass
 
 
-def run_job(script, nprocs, backends, out_dir, extra=(), timeout=JOB_TIMEOUT_S):
+def run_job(script, nprocs, backends, out_dir, timeout=JOB_TIMEOUT_S):
     """Runs tests/torch/SCRIPT on NPROCS ranks; fails with every rank's output
     when one fails or the job outlives TIMEOUT seconds (every rank killed)."""
     out_dir = Path(out_dir)
@@ -70,7 +70,7 @@ def run_job(script, nprocs, backends, out_dir, extra=(), timeout=JOB_TIMEOUT_S):
             log = open(out_dir / f"rank{rank}.log", "w+")
             logs.append(log)
             command = [sys.executable, str(HERE / script), "--rank", str(rank), "--world-size", str(nprocs),
-                       "--store", str(store), "--out", str(out_dir), "--backends", ",".join(backends), *extra]
+                       "--store", str(store), "--out", str(out_dir), "--backends", ",".join(backends)]
             processes.append(subprocess.Popen(command, env=child_environment(), stdout=log,
                                               stderr=subprocess.STDOUT, start_new_session=True))
         deadline = time.monotonic() + timeout
@@ -98,7 +98,7 @@ def run_job(script, nprocs, backends, out_dir, extra=(), timeout=JOB_TIMEOUT_S):
 
 @pytest.fixture
 def job(tmp_path):
-    def run(script, nprocs, backends, extra=()):
-        return run_job(script, nprocs, backends, tmp_path / f"{Path(script).stem}-{nprocs}", extra)
+    def run(script, nprocs, backends):
+        return run_job(script, nprocs, backends, tmp_path / f"{Path(script).stem}-{nprocs}")
     return run
 
