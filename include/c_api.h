@@ -707,8 +707,11 @@ DIST_EXPORT dist_status_t dist_all_to_all_v(dist_comm_t* comm, const dist_buffer
  * receive from oneself is DIST_ERR_INVALID_ARGUMENT. Each call fails by the
  * communicator's deadline at the latest (DIST_ERR_TIMEOUT: no peer matched it),
  * with DIST_ERR_PEER_FAILED when the peer is gone, and when the communicator
- * has failed or been aborted. `request` NULL blocks until done (a send: until
- * its buffer may be reused). */
+ * has failed or been aborted (DIST_ERR_ABORTED after dist_context_abort, as
+ * every call then). `request` NULL blocks until done (a send: until
+ * its buffer may be reused). A communicator whose id is 32768 or more, or that
+ * holds context ranks from 65536 on, cannot carry them (DIST_ERR_UNSUPPORTED):
+ * the UCX tag holds communicator, sender and tag. */
 #define DIST_ANY_SOURCE (-1)
 #define DIST_TAG_MAX 0x7FFFFFFF
 DIST_EXPORT dist_status_t dist_send(dist_comm_t* comm, const dist_buffer_t* buffer, int32_t peer,

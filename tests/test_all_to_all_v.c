@@ -160,6 +160,7 @@ static int run_rank(const char* scenario) {
   return failures == 0 ? 0 : 1;
 }
 
+static void test_uneven_one_rank(void** state) { (void)state; run_ranks(1, "uneven", NULL, 90); }
 static void test_uneven_two_ranks(void** state) { (void)state; run_ranks(2, "uneven", NULL, 180); }
 static void test_uneven_three_ranks(void** state) { (void)state; run_ranks(3, "uneven", NULL, 240); }
 static void test_mismatch_two_ranks(void** state) { (void)state; run_ranks(2, "mismatch", NULL, 90); }
@@ -169,7 +170,8 @@ static void test_bad_input(void** state) { (void)state; run_ranks(2, "bad_input"
 int main(int argc, char** argv) {
   if (argc == 3 && strcmp(argv[1], "rank") == 0) return run_rank(argv[2]);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bad_input),          cmocka_unit_test(test_uneven_two_ranks),
+      cmocka_unit_test(test_bad_input),          cmocka_unit_test(test_uneven_one_rank),
+      cmocka_unit_test(test_uneven_two_ranks),
       cmocka_unit_test(test_uneven_three_ranks), cmocka_unit_test(test_mismatch_two_ranks),
       cmocka_unit_test(test_mismatch_three_ranks),
   };

@@ -5,7 +5,8 @@
  * elsewhere; counts 0, 1, odd, not divisible by the ranks, and several MiB),
  * and the path each layout must take: point to point with one rank per host,
  * hierarchical with several on some, where the library has that path, with
- * each rank's host-local rank, size and communicator. Skips (77), saying why,
+ * each rank's host-local rank, size and communicator; point-to-point messages
+ * and all_to_all_v between hosts. Skips (77), saying why,
  * where emulated hosts cannot be made (not root). */
 #include "multihost/hosts.h"
 #include "multihost/layout.h"
@@ -90,12 +91,26 @@ static void test_path_several_ranks_per_host(void** state) {
   run_hosts(&k3plus1);
 }
 
+/* multihost_worker messages: point to point and all_to_all_v across hosts
+ * (one rank per host), and between ranks on one host and on others. */
+static void test_messages(void** state) {
+  (void)state;
+  const struct layout* layouts[] = {&k2x1, &k2x2};
+  for (int i = 0; i < 2; ++i) {
+    const char* args[] = {"messages", NULL};
+    layout_start(layouts[i], program("DIST_MULTIHOST_WORKER"), args, NULL);
+    layout_finish(180);
+    layout_expect_success("messages");
+  }
+}
+
 #define COLLECTIVES_TEST(name, c) {name, test_collectives, NULL, layout_teardown, (void*)&(c)}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_path_one_rank_per_host, layout_teardown),
       cmocka_unit_test_teardown(test_path_several_ranks_per_host, layout_teardown),
+      cmocka_unit_test_teardown(test_messages, layout_teardown),
       COLLECTIVES_TEST("every collective, dtype and op, 2x2", kEvery2x2),
       COLLECTIVES_TEST("collectives, 2x1", kQuick2x1),
       COLLECTIVES_TEST("collectives, 2x3 interleaved", kQuick2x3),

@@ -3,7 +3,7 @@
  * data of every dtype checked against values computed here, matching by
  * (source, tag) in send order, DIST_ANY_SOURCE, messages beside collectives,
  * split communicators, and the failures: mismatch, timeout, a killed peer,
- * bad arguments. */
+ * an abort, a context destroyed under a pending receive, bad arguments. */
 #include <signal.h>
 
 #include "multiprocess/element_values.h"
@@ -280,16 +280,45 @@ static void scenario_timeout(dist_comm_t* world, int32_t rank) {
   dist_comm_destroy(quick);
 }
 
-/* Rank 1 dies while rank 0 waits for its message: PEER_FAILED, by the deadline. */
+/* Rank 1 dies while rank 0 waits for its messages, blocking and not:
+ * PEER_FAILED by the deadline, for later calls too; the context still goes. */
 static void scenario_peer_killed(dist_comm_t* world, int32_t rank) {
+  int32_t value = 0, pending_value = 0;
+  dist_buffer_t b = buffer_of(&value, 1, DIST_DTYPE_I32), p = buffer_of(&pending_value, 1, DIST_DTYPE_I32);
+  dist_request_t* pending = NULL;
+  if (rank == 0) CHECK_OK(dist_recv(world, &p, 1, 3, &pending));
   CHECK_OK(dist_barrier(world, NULL));
   if (rank == 1) raise(SIGKILL);
-  int32_t value = 0;
-  dist_buffer_t b = buffer_of(&value, 1, DIST_DTYPE_I32);
   const double start = now_seconds();
   CHECK_STATUS(dist_recv(world, &b, 1, 2, NULL), DIST_ERR_PEER_FAILED, "worker:1");
   CHECK(now_seconds() - start < 20.0 + 5.0, "the receive from a dead peer ended after %.1f s",
         now_seconds() - start);
+  if (pending != NULL) CHECK_STATUS(dist_request_wait(pending, 30000), DIST_ERR_PEER_FAILED, "worker:1");
+  dist_request_free(pending);
+  CHECK_STATUS(dist_send(world, &b, 1, 2, NULL), DIST_ERR_PEER_FAILED, "worker:1");
+}
+
+/* Rank 1 aborts the context while rank 0 waits for its message: ABORTED. */
+static void scenario_aborted(dist_context_t* context, dist_comm_t* world, int32_t rank) {
+  int32_t value = 0;
+  dist_buffer_t b = buffer_of(&value, 1, DIST_DTYPE_I32);
+  CHECK_OK(dist_barrier(world, NULL));
+  if (rank == 1) {
+    CHECK_OK(dist_context_abort(context, "the test aborts"));
+    CHECK_STATUS(dist_send(world, &b, 0, 2, NULL), DIST_ERR_ABORTED, "the test aborts");
+    return;
+  }
+  CHECK_STATUS(dist_recv(world, &b, 1, 2, NULL), DIST_ERR_ABORTED, "worker:1", "the test aborts");
+}
+
+/* A receive still pending when its context is destroyed ends (ABORTED); its
+ * request stays valid after the context is gone. */
+static dist_request_t* scenario_destroyed_while_pending(dist_comm_t* world, int32_t rank, int32_t* value) {
+  dist_buffer_t b = buffer_of(value, 1, DIST_DTYPE_I32);
+  dist_request_t* request = NULL;
+  if (rank == 0) CHECK_OK(dist_recv(world, &b, 1, 6, &request));
+  CHECK_OK(dist_barrier(world, NULL));
+  return request;
 }
 
 static void scenario_bad_input(dist_comm_t* world, int32_t rank) {
@@ -321,7 +350,8 @@ static void scenario_bad_input(dist_comm_t* world, int32_t rank) {
 static int run_rank(const char* scenario) {
   const int killed = strcmp(scenario, "peer_killed") == 0;
   dist_context_t* context = join(killed ? 20000 : 30000);
-  int32_t rank = -1, n = 0;
+  int32_t rank = -1, n = 0, value = 0;
+  dist_request_t* pending = NULL;
   dist_comm_t* world = world_with_timeout(context, killed ? 20000 : 30000, &rank, &n);
   if (strcmp(scenario, "ping_pong") == 0) scenario_ping_pong(world, rank);
   else if (strcmp(scenario, "tag_order") == 0) scenario_tag_order(world, rank);
@@ -331,10 +361,17 @@ static int run_rank(const char* scenario) {
   else if (strcmp(scenario, "mismatch") == 0) scenario_mismatch(world, rank);
   else if (strcmp(scenario, "timeout") == 0) scenario_timeout(world, rank);
   else if (strcmp(scenario, "peer_killed") == 0) scenario_peer_killed(world, rank);
+  else if (strcmp(scenario, "aborted") == 0) scenario_aborted(context, world, rank);
+  else if (strcmp(scenario, "destroyed_while_pending") == 0) pending = scenario_destroyed_while_pending(world, rank, &value);
   else if (strcmp(scenario, "bad_input") == 0) scenario_bad_input(world, rank);
   else CHECK(0, "unknown scenario %s", scenario);
-  /* A rank whose peer died cannot leave in order; it only reports. */
-  if (!killed) dist_context_destroy(context);
+  const double start = now_seconds();
+  dist_context_destroy(context);
+  CHECK(now_seconds() - start < 60.0, "destroy took %.1f s", now_seconds() - start);
+  if (pending != NULL) {
+    CHECK_STATUS(dist_request_wait(pending, 10000), DIST_ERR_ABORTED, "destroyed");
+    dist_request_free(pending);
+  }
   printf("%s: rank %d: %d checks, %d failed\n", scenario, rank, checks, failures);
   return failures == 0 ? 0 : 1;
 }
@@ -351,6 +388,8 @@ static void test_peer_killed(void** state) {
   const int expected[2] = {0, -SIGKILL};
   run_ranks(2, "peer_killed", expected, 90);
 }
+static void test_aborted(void** state) { (void)state; run_ranks(2, "aborted", NULL, 90); }
+static void test_destroyed_while_pending(void** state) { (void)state; run_ranks(2, "destroyed_while_pending", NULL, 90); }
 static void test_bad_input(void** state) { (void)state; run_ranks(2, "bad_input", NULL, 90); }
 
 int main(int argc, char** argv) {
@@ -359,7 +398,8 @@ int main(int argc, char** argv) {
       cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_ping_pong), cmocka_unit_test(test_tag_order),
       cmocka_unit_test(test_any_source),  cmocka_unit_test(test_beside_collectives),
       cmocka_unit_test(test_split),       cmocka_unit_test(test_mismatch),  cmocka_unit_test(test_timeout),
-      cmocka_unit_test(test_peer_killed),
+      cmocka_unit_test(test_peer_killed), cmocka_unit_test(test_aborted),
+      cmocka_unit_test(test_destroyed_while_pending),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

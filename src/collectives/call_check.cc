@@ -133,9 +133,12 @@ class CallCheck {
     }
     const UnevenBlocks& b = *call_.blocks;
     BufferShape shape;
+    auto extend = [](size_t* elements, uint64_t offset, uint64_t count) {
+      if (count > 0) *elements = std::max<size_t>(*elements, static_cast<size_t>(offset + count));
+    };
     for (size_t j = 0; j < b.send_counts.size(); ++j) {
-      if (b.send_counts[j] > 0) shape.send_elements = std::max<size_t>(shape.send_elements, b.send_offsets[j] + b.send_counts[j]);
-      if (b.recv_counts[j] > 0) shape.recv_elements = std::max<size_t>(shape.recv_elements, b.recv_offsets[j] + b.recv_counts[j]);
+      extend(&shape.send_elements, b.send_offsets[j], b.send_counts[j]);
+      extend(&shape.recv_elements, b.recv_offsets[j], b.recv_counts[j]);
     }
     return shape;
   }

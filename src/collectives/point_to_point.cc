@@ -19,7 +19,9 @@ void check_message(const Communicator& comm, bool is_receive, const MessageSpec&
   }
   if (any && comm.size() == 1) fail_invalid("peer DIST_ANY_SOURCE: a communicator of one rank has no other rank");
   if (spec.tag < 0) fail_invalid("tag " + std::to_string(spec.tag) + " is negative (tags are 0 .. DIST_TAG_MAX)");
-  if (spec.count > 0 && spec.data == nullptr) fail_invalid("buffer data is NULL for a count of " + std::to_string(spec.count));
+  if (spec.count > 0 && spec.data == nullptr) {
+    fail_invalid("buffer data is NULL for a count of " + std::to_string(spec.count));
+  }
 }
 
 std::shared_ptr<Operation> post_message(Communicator& comm, bool is_receive, const MessageSpec& spec, bool blocking) {

@@ -9,9 +9,10 @@
 //    communicator's collective messages.
 //  - Sender and receiver must agree on dtype and count; otherwise the receive
 //    fails with Status::kMismatch naming both sides (the send completes).
-//  - Every message ends by its deadline (Status::kTimeout), and with
-//    Status::kPeerFailed as soon as the communicator's failure flag is set
-//    (a member died, the communicator failed or was aborted).
+//  - Every message ends by its deadline (Status::kTimeout), and as soon as
+//    the communicator's failure flag is set: with Status::kAborted after an
+//    abort, Status::kPeerFailed otherwise (a member died, the communicator
+//    failed).
 //  - `done` runs exactly once per message, with no lock held, on the thread
 //    that progressed it to its end (a caller in drive_until, or the port's own
 //    thread for background messages).

@@ -43,7 +43,12 @@ struct MessageHeader {
 };
 static_assert(sizeof(MessageHeader) == 32, "MessageHeader changed its wire layout");
 
-class UcxMessagePort;
+// What a message reports once its communicator has failed: ABORTED after
+// dist_context_abort (as every call then), PEER_FAILED otherwise (a member
+// died, or a collective failed the communicator).
+Status failed_status(const Error& failure) {
+  return failure.status() == Status::kAborted ? Status::kAborted : Status::kPeerFailed;
+}
 
 struct Message;
 struct PartRef {
@@ -257,7 +262,7 @@ void UcxMessagePort::post(bool is_receive, const MessageSpec& spec, Deadline dea
       try {
         failure_->check();
       } catch (const Error& e) {
-        finish(m, Status::kPeerFailed, e.what(), &completions);
+        finish(m, failed_status(e), e.what(), &completions);
       }
     } else if (is_receive) {
       const bool any = spec.peer == MessageSpec::kAnySource;
@@ -385,7 +390,7 @@ unsigned UcxMessagePort::turn(std::vector<Completion>* out) {
     try {
       failure_->check();
     } catch (const Error& e) {
-      fail_all(Status::kPeerFailed, e.what(), out);
+      fail_all(failed_status(e), e.what(), out);
     }
   } else if (check_clock) {
     const auto now = std::chrono::steady_clock::now();

@@ -11,7 +11,10 @@
  *       bench/faults/trials, cuts a link or kills ranks); prints "looping"
  *       once the first call is checked, then when and how the loop ended, a
  *       later call's result, and "destroyed" once dist_context_destroy has
- *       returned */
+ *       returned
+ *   multihost_worker messages   point-to-point messages around a ring (inline,
+ *       past the inline limit, 8 MiB), from any source, a mismatch, and an
+ *       uneven all_to_all_v, between ranks on the same and on other hosts */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,9 +209,106 @@ static void scenario_fault(dist_context_t* context, int64_t timeout_ms, int64_t 
   free(data);
 }
 
+/* Element i of the message from `from` to `to`: small integers, exact. */
+static double message_value(int from, int to, uint64_t i) { return (double)(1 + (from * 5 + to * 3 + (int)(i % 89)) % 41); }
+
+static void scenario_messages(dist_context_t* context) {
+  int32_t rank = 0, n = 0;
+  dist_comm_t* world = world_of(context, &rank, &n);
+  const int32_t next = (rank + 1) % n, previous = (rank - 1 + n) % n;
+  const uint64_t counts[] = {1, 5000, 8u << 20};
+  const dist_dtype_t dtypes[] = {DIST_DTYPE_F64, DIST_DTYPE_F32, DIST_DTYPE_U8};
+  for (int c = 0; c < 3; ++c) {
+    const size_t bytes = counts[c] * dtype_size(dtypes[c]);
+    unsigned char* out = malloc(bytes);
+    unsigned char* in = calloc(bytes, 1);
+    for (uint64_t i = 0; i < counts[c]; ++i) store_value(out, i, dtypes[c], message_value(rank, next, i));
+    dist_buffer_t o = buffer_of(out, counts[c], dtypes[c]), b = buffer_of(in, counts[c], dtypes[c]);
+    dist_request_t* receive = NULL;
+    CHECK(dist_recv(world, &b, previous, c, &receive) == DIST_OK, "recv: %s", dist_last_error());
+    CHECK(dist_send(world, &o, next, c, NULL) == DIST_OK, "send %llu: %s", (unsigned long long)counts[c],
+          dist_last_error());
+    if (receive != NULL) CHECK(dist_request_wait(receive, -1) == DIST_OK, "recv: %s", dist_last_error());
+    dist_request_free(receive);
+    uint64_t wrong = 0;
+    for (uint64_t i = 0; i < counts[c]; ++i) wrong += load_value(in, i, dtypes[c]) != message_value(previous, rank, i);
+    CHECK(wrong == 0, "message of %llu from rank %d: %llu wrong elements", (unsigned long long)counts[c], previous,
+          (unsigned long long)wrong);
+    free(out);
+    free(in);
+  }
+
+  /* Rank 0 hears from every other rank, in any order. */
+  int64_t value = rank;
+  dist_buffer_t v = buffer_of(&value, 1, DIST_DTYPE_I64);
+  if (rank == 0) {
+    int seen = 0;
+    for (int k = 1; k < n; ++k) {
+      dist_request_t* request = NULL;
+      int32_t source = -1;
+      CHECK(dist_recv(world, &v, DIST_ANY_SOURCE, 50, &request) == DIST_OK, "recv any: %s", dist_last_error());
+      CHECK(dist_request_wait(request, -1) == DIST_OK && dist_request_source(request, &source) == DIST_OK,
+            "recv any: %s", dist_last_error());
+      CHECK(source > 0 && source < n && value == source, "from any source: %d sent %lld", source, (long long)value);
+      if (source > 0 && source < n) seen |= 1 << source;
+      dist_request_free(request);
+    }
+    CHECK(seen == (1 << n) - 2, "sources seen: %#x", seen);
+  } else {
+    CHECK(dist_send(world, &v, 0, 50, NULL) == DIST_OK, "send to 0: %s", dist_last_error());
+  }
+
+  /* A dtype that disagrees: the receiver fails naming both, the sender completes. */
+  double wide[2] = {1, 2};
+  float narrow[2];
+  dist_buffer_t w = buffer_of(wide, 2, DIST_DTYPE_F64), f = buffer_of(narrow, 2, DIST_DTYPE_F32);
+  if (rank == 1) CHECK(dist_send(world, &w, 0, 51, NULL) == DIST_OK, "mismatched send: %s", dist_last_error());
+  if (rank == 0) {
+    const dist_status_t st = dist_recv(world, &f, 1, 51, NULL);
+    CHECK(st == DIST_ERR_MISMATCH && strstr(dist_last_error(), "f64 x 2") != NULL &&
+              strstr(dist_last_error(), "f32 x 2") != NULL,
+          "mismatched recv: %s: %s", dist_status_string(st), dist_last_error());
+  }
+
+  /* Uneven all_to_all_v: rank i sends (i + 2j) % 4 * 3000 + j elements to j. */
+  uint64_t send_counts[kMaxRanks], recv_counts[kMaxRanks], send_total = 0, recv_total = 0;
+  for (int j = 0; j < n; ++j) {
+    send_counts[j] = (uint64_t)((rank + 2 * j) % 4) * 3000 + (uint64_t)j;
+    recv_counts[j] = (uint64_t)((j + 2 * rank) % 4) * 3000 + (uint64_t)rank;
+    send_total += send_counts[j];
+    recv_total += recv_counts[j];
+  }
+  int32_t* send = malloc(sizeof(int32_t) * (send_total + 1));
+  int32_t* recv = calloc(recv_total + 1, sizeof(int32_t));
+  uint64_t at = 0;
+  for (int j = 0; j < n; ++j) {
+    for (uint64_t e = 0; e < send_counts[j]; ++e) send[at++] = (int32_t)message_value(rank, j, e);
+  }
+  dist_buffer_t s = buffer_of(send, send_total, DIST_DTYPE_I32), r = buffer_of(recv, recv_total, DIST_DTYPE_I32);
+  CHECK(dist_all_to_all_v(world, &s, send_counts, NULL, &r, recv_counts, NULL, NULL) == DIST_OK, "all_to_all_v: %s",
+        dist_last_error());
+  uint64_t wrong = 0;
+  at = 0;
+  for (int j = 0; j < n; ++j) {
+    for (uint64_t e = 0; e < recv_counts[j]; ++e) wrong += recv[at++] != (int32_t)message_value(j, rank, e);
+  }
+  CHECK(wrong == 0, "all_to_all_v: %llu wrong elements", (unsigned long long)wrong);
+  free(send);
+  free(recv);
+  CHECK(dist_barrier(world, NULL) == DIST_OK, "barrier: %s", dist_last_error());
+}
+
 int main(int argc, char** argv) {
+  if (argc == 2 && strcmp(argv[1], "messages") == 0) {
+    dist_context_t* context = join(30000);
+    scenario_messages(context);
+    printf("%s: %d checks, %d failed\n", argv[1], checks, failures);
+    fflush(stdout);
+    dist_context_destroy(context);
+    return failures == 0 ? 0 : 1;
+  }
   if (argc < 3 || (strcmp(argv[1], "hosts") == 0 && argc < 4)) {
-    fprintf(stderr, "usage: multihost_worker hosts PATH H0,H1,... | fault TIMEOUT_MS [BYTES]\n");
+    fprintf(stderr, "usage: multihost_worker hosts PATH H0,H1,... | fault TIMEOUT_MS [BYTES] | messages\n");
     return 2;
   }
   dist_context_t* context = join(30000);

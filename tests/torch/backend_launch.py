@@ -31,12 +31,14 @@ def stop(processes):
         process.wait()
 
 
-def run_ranks(tmp_path, scenario, size, timeout=120, env=None, expect_exit=None):
+def run_ranks(tmp_path, scenario, size, timeout=120, env=None, expect_exit=None, store=None, prefix=None):
     """Runs `scenario` of backend_worker.py on `size` ranks; returns each rank's
     JSON report (a dict), asserting every rank exited 0 unless expect_exit
-    maps a rank to another exit code."""
+    maps a rank to another exit code. `store`: a tcp:// init method (default: a
+    FileStore in tmp_path); prefix(rank): the command that runs a rank's command
+    (an emulated host's exec)."""
     expect_exit = expect_exit or {}
-    store = tmp_path / f"{scenario}-store"
+    store = store or tmp_path / f"{scenario}-store"
     processes, reports = [], []
     try:
         for rank in range(size):
@@ -44,6 +46,7 @@ def run_ranks(tmp_path, scenario, size, timeout=120, env=None, expect_exit=None)
             reports.append(report)
             log = open(tmp_path / f"{scenario}-rank{rank}.log", "w")
             processes.append(subprocess.Popen(
+                (prefix(rank) if prefix else []) +
                 [sys.executable, WORKER, scenario, str(rank), str(size), str(store), str(report)],
                 env=environment(env), stdout=log, stderr=subprocess.STDOUT))
             log.close()

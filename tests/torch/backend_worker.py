@@ -50,6 +50,11 @@ class Report:
 
 
 def init(rank, size, store_path, timeout=60, backend="distribute"):
+    """Through a FileStore at store_path, or torch's TCPStore for a tcp:// URL."""
+    if store_path.startswith("tcp://"):
+        dist.init_process_group(backend, init_method=store_path, rank=rank, world_size=size,
+                                timeout=datetime.timedelta(seconds=timeout))
+        return
     store = dist.FileStore(store_path, size)
     dist.init_process_group(backend, store=store, rank=rank, world_size=size,
                             timeout=datetime.timedelta(seconds=timeout))
@@ -85,6 +90,8 @@ def check_all_reduce(report, rank, size, group=None, ranks=None):
 def collectives(report, rank, size, store_path):
     init(rank, size, store_path)
     report.check("backend name", dist.get_backend() == "distribute", dist.get_backend())
+    backend = dist.distributed_c10d._get_default_group()._get_backend(torch.device("cpu"))
+    report.values["path"] = backend._comm.path  # how the library carries this group's calls
     check_all_reduce(report, rank, size)
 
     # Non-contiguous (a column) and empty tensors; the other column stays as it was.
@@ -96,6 +103,27 @@ def collectives(report, rank, size, store_path):
     empty = torch.empty(0)
     dist.all_reduce(empty)
     report.check("all_reduce empty", empty.numel() == 0)
+    # Non-contiguous outputs are staged and copied back.
+    matrix = torch.full((6, 2), -1.0)
+    if rank == 0:
+        matrix[:, 0] = torch.arange(6.0)
+    dist.broadcast(matrix[:, 0], src=0)
+    report.check("broadcast non-contiguous", same(matrix[:, 0].contiguous(), torch.arange(6.0)) and
+                 bool((matrix[:, 1] == -1).all()))
+    columns = torch.zeros(4, size)
+    dist.all_gather(list(columns.t()), torch.full((4,), float(rank)))  # rows of a transposed view
+    report.check("all_gather non-contiguous outputs", same(columns, torch.arange(float(size)).repeat(4, 1)))
+    gathered = torch.zeros(size * 3, 2)
+    dist.all_gather_into_tensor(gathered[:, 1], torch.full((3,), rank + 0.5))
+    report.check("all_gather_into_tensor non-contiguous output",
+                 same(gathered[:, 1].contiguous(), torch.arange(size).repeat_interleave(3) + 0.5) and
+                 bool((gathered[:, 0] == 0).all()))
+    objects = [None] * size
+    dist.all_gather_object(objects, {"rank": rank, "name": f"r{rank}"})
+    report.check("all_gather_object", objects == [{"rank": r, "name": f"r{r}"} for r in range(size)])
+    shared = [("from", rank)]
+    dist.broadcast_object_list(shared, src=size - 1)
+    report.check("broadcast_object_list", shared == [("from", size - 1)])
 
     for dtype in DTYPES:
         inputs = [rank_input(r, 13, dtype) for r in range(size)]
@@ -206,13 +234,12 @@ def collectives(report, rank, size, store_path):
                         "int16", "distribute")
     report.expect_error("BAND refused", lambda: dist.all_reduce(torch.ones(3, dtype=torch.int32),
                                                                 op=dist.ReduceOp.BAND), ValueError, "BAND")
+    check_asynchronous(report, rank, size)
     dist.destroy_process_group()
 
 
-@scenario
-def asynchronous(report, rank, size, store_path):
+def check_asynchronous(report, rank, size):
     """async_op=True: Work.wait and get_future (completed by the library's callback)."""
-    init(rank, size, store_path)
     inputs = [rank_input(r, 1000, torch.float32) for r in range(size)]
     expected = reduced(inputs, "sum", size)
     tensors = [inputs[rank].clone() * (k + 1) for k in range(8)]
@@ -240,12 +267,10 @@ def asynchronous(report, rank, size, store_path):
     work = dist.all_gather_into_tensor(output, inputs[rank], async_op=True)
     report.check("async all_gather future", same(work.get_future().wait()[0], torch.cat(inputs)))
     report.check("wait with a timeout", work.wait(datetime.timedelta(seconds=30)) is True)
-    dist.destroy_process_group()
 
 
-@scenario
 def point_to_point(report, rank, size, store_path):
-    """send/recv with tags, irecv from any source (its source rank), batch_isend_irecv."""
+    """send/recv with tags, irecv from any source, batch_isend_irecv."""
     init(rank, size, store_path)
     if rank == 0:
         late = torch.empty(4)
@@ -282,6 +307,11 @@ def point_to_point(report, rank, size, store_path):
 
 
 @scenario
+def groups_and_point_to_point(report, rank, size, store_path):
+    groups(report, rank, size, store_path)
+    point_to_point(report, rank, size, store_path + ".p2p")  # a second default group, after destroy
+
+
 def groups(report, rank, size, store_path):
     """new_group: each group its own context through its prefixed Store."""
     init(rank, size, store_path)
@@ -321,6 +351,8 @@ def failures(report, rank, size, store_path):
     mismatched = dist.new_group()
     mismatched_async = dist.new_group()
     aborted = dist.new_group()
+    late = dist.new_group()
+    destroyed = dist.new_group()
     if rank == 0:  # the other ranks never call on `slow`
         started = time.monotonic()
         message = report.expect_error("timeout", lambda: dist.all_reduce(torch.ones(4), group=slow),
@@ -340,11 +372,32 @@ def failures(report, rank, size, store_path):
     tensor = torch.ones(2)
     dist.all_reduce(tensor)
     report.check("world still works", same(tensor, torch.full((2,), float(size))))
+    # Work.wait(timeout) that runs out raises and leaves the call running; it completes once the others call.
+    if rank == 0:
+        tensor = torch.ones(5)
+        work = dist.all_reduce(tensor, group=late, async_op=True)
+        report.expect_error("wait runs out", lambda: work.wait(datetime.timedelta(milliseconds=300)),
+                            dist.DistBackendError, "Work.wait timed out", "still running")
+        dist.barrier()
+        report.check("completes after a wait ran out", work.wait() is True and same(tensor, torch.full((5,), 2.0)))
+    else:
+        dist.barrier()  # only once rank 0's wait ran out
+        dist.all_reduce(torch.ones(5), group=late)
     # A pending call the others never make ends when its group is aborted.
     if rank == 0:
         work = dist.all_reduce(torch.empty(3), group=aborted, async_op=True)
         dist.distributed_c10d._abort_process_group(aborted)
         report.expect_error("abort fails the pending call", work.wait, dist.DistBackendError, "DIST_ERR_ABORTED")
+    # destroy_process_group with a receive no one matches: the group is aborted, the receive fails.
+    if rank == 0:
+        work = dist.irecv(torch.empty(3), src=1, group=destroyed)
+        dist.destroy_process_group(destroyed)
+        report.expect_error("destroy fails a pending receive", work.wait, dist.DistBackendError, "DIST_ERR_ABORTED",
+                            "recv from rank 1")
+        dist.barrier()
+    else:
+        dist.barrier()
+        dist.destroy_process_group(destroyed)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -383,6 +436,8 @@ def backend_strings(report, rank, size, store_path):
     dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
     report.check("again after destroy", same(tensor, torch.full((3,), float(size - 1))))
     dist.destroy_process_group()
+    live = list(distribute.torch.backend._live)
+    report.check("destroy closes every context", not live and all(b._context.closed for b in live))
 
 
 def main():

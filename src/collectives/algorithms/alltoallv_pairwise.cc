@@ -9,6 +9,10 @@ namespace dist {
 namespace {
 
 [[noreturn]] void counts_disagree(int sender, int receiver, uint64_t sent, uint64_t expected) {
+  if (sender == receiver) {
+    fail(Status::kMismatch, "all_to_all_v: rank " + std::to_string(sender) + " sends " + std::to_string(sent) +
+                                " elements to itself but receives " + std::to_string(expected) + " from itself");
+  }
   fail(Status::kMismatch, "all_to_all_v: rank " + std::to_string(sender) + " sends " + std::to_string(sent) +
                               " elements to rank " + std::to_string(receiver) + ", which expects " +
                               std::to_string(expected) + " from it");
@@ -20,29 +24,27 @@ void alltoallv_pairwise(Channel& channel, const void* send, void* recv, DType dt
   const int n = channel.size();
   const int rank = channel.rank();
   const size_t element = size_of(dtype);
-  auto index = [](int r) { return static_cast<size_t>(r); };
-  auto send_block = [&](int to) {
-    return static_cast<const unsigned char*>(send) + blocks.send_offsets[index(to)] * element;
-  };
-  auto recv_block = [&](int from) { return static_cast<unsigned char*>(recv) + blocks.recv_offsets[index(from)] * element; };
-  auto send_bytes = [&](int to) { return static_cast<size_t>(blocks.send_counts[index(to)]) * element; };
-  auto recv_bytes = [&](int from) { return static_cast<size_t>(blocks.recv_counts[index(from)]) * element; };
+  auto at = [](const std::vector<uint64_t>& values, int r) { return values[static_cast<size_t>(r)]; };
+  auto send_block = [&](int to) { return static_cast<const unsigned char*>(send) + at(blocks.send_offsets, to) * element; };
+  auto recv_block = [&](int from) { return static_cast<unsigned char*>(recv) + at(blocks.recv_offsets, from) * element; };
+  auto send_bytes = [&](int to) { return static_cast<size_t>(at(blocks.send_counts, to)) * element; };
+  auto recv_bytes = [&](int from) { return static_cast<size_t>(at(blocks.recv_counts, from)) * element; };
 
   // Before any message: a rank whose own counts disagree fails alone, and its
   // peers learn of it through the communicator's failure.
-  if (send_bytes(rank) != recv_bytes(rank)) {
-    fail(Status::kMismatch, "rank " + std::to_string(rank) + " sends " + std::to_string(blocks.send_counts[index(rank)]) +
-                                " elements to itself but receives " + std::to_string(blocks.recv_counts[index(rank)]) +
-                                " from itself in all_to_all_v");
+  if (at(blocks.send_counts, rank) != at(blocks.recv_counts, rank)) {
+    counts_disagree(rank, rank, at(blocks.send_counts, rank), at(blocks.recv_counts, rank));
   }
   for (int k = 1; k < n; ++k) {
     const int to = (rank + k) % n;
     const int from = (rank - k + n) % n;
-    const uint64_t mine[2] = {blocks.send_counts[index(to)], blocks.recv_counts[index(to)]};
+    const uint64_t mine[2] = {at(blocks.send_counts, to), at(blocks.recv_counts, to)};
     uint64_t theirs[2] = {0, 0};  // what `from` sends this rank, and expects from it
     channel.send_recv(to, mine, sizeof mine, from, theirs, sizeof theirs);
-    if (theirs[0] != blocks.recv_counts[index(from)]) counts_disagree(from, rank, theirs[0], blocks.recv_counts[index(from)]);
-    if (theirs[1] != blocks.send_counts[index(from)]) counts_disagree(rank, from, blocks.send_counts[index(from)], theirs[1]);
+    const uint64_t expected = at(blocks.recv_counts, from);
+    const uint64_t sending = at(blocks.send_counts, from);
+    if (theirs[0] != expected) counts_disagree(from, rank, theirs[0], expected);
+    if (theirs[1] != sending) counts_disagree(rank, from, sending, theirs[1]);
   }
   if (send_bytes(rank) > 0) std::memcpy(recv_block(rank), send_block(rank), send_bytes(rank));
   for (int k = 1; k < n; ++k) {

@@ -101,7 +101,8 @@ class DistributeBackend(dist._Backend):
         """destroy_process_group: closes the context once its calls ended. A call
         still pending (a receive no one matches) is aborted first, and with it
         the calls of the peers on this group."""
-        self._close(None if not self._pending else "the process group was destroyed with calls pending")
+        pending = getattr(self, "_pending", ())  # empty when joining failed
+        self._close("the process group was destroyed with calls pending" if pending else None)
 
     def abort(self):
         """Fails every pending and later call here and on every peer (ABORTED), then frees everything."""

@@ -43,4 +43,5 @@ class Reduction:
         else into a copy); the tensor itself when there is no factor."""
         if self.factor is None:
             return tensor
-        return tensor.mul_(self.factor) if in_place else tensor * self.factor
+        with torch.no_grad():  # the collective's data, never part of a graph
+            return tensor.detach().mul_(self.factor) if in_place else tensor.detach() * self.factor

@@ -9,6 +9,7 @@ calls and block, which the library's threads must never do.
 """
 import datetime
 import queue
+import sys
 import threading
 
 import torch
@@ -59,7 +60,11 @@ class _Dispatcher:
 
     def _run(self):
         while True:
-            self._queue.get()()
+            function = self._queue.get()
+            try:
+                function()
+            except BaseException:  # noqa: B902 -- reported; the thread must go on for the other works
+                sys.excepthook(*sys.exc_info())
 
 
 dispatcher = _Dispatcher()
@@ -82,7 +87,9 @@ class Work(dist._Work):
         self._error = None
         self._receive = None  # the request whose source rank source_rank() gives
         self._source = None
-        self._done = threading.Event()
+        self._completed = threading.Event()  # every request ended (set on the library's thread)
+        self._claimed = False  # _finish runs once, on whichever thread comes first
+        self._done = threading.Event()  # finished: outputs copied out, requests freed
         self._future = None  # the inner future; get_future() gives self._outer
         self._outer = None
         self._listeners = []  # on_complete callbacks (a coalescing window's work)
@@ -127,6 +134,7 @@ class Work(dist._Work):
     def finished(self):
         """A call that already ran to completion (blocking): finish here."""
         self._pending = 0
+        self._completed.set()
         self._finish()
         return self
 
@@ -140,9 +148,14 @@ class Work(dist._Work):
             self._pending -= 1
             last = self._pending == 0
         if last:
-            dispatcher.submit(self._finish)
+            self._completed.set()  # a thread in wait() finishes at once
+            dispatcher.submit(self._finish)  # else the dispatch thread does (and completes the future)
 
     def _finish(self):
+        with self._lock:
+            if self._claimed:
+                return
+            self._claimed = True
         if self._error is None:
             try:
                 for finish in self._finishers:
@@ -178,9 +191,11 @@ class Work(dist._Work):
         than torch's 0, "none") that runs out raises DistBackendError; the call
         goes on."""
         seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else float(timeout or 0)
-        if not self._done.wait(seconds if seconds > 0 else None):
+        if not self._completed.wait(seconds if seconds > 0 else None):
             raise dist.DistBackendError(f"distribute: {self._what}: Work.wait timed out after {seconds:g} s; "
                                         "the call is still running")
+        self._finish()  # here, unless the dispatch thread is at it already
+        self._done.wait()
         if self._error is not None:
             raise self._error
         return True
