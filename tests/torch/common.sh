@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sets variables for the scripts that source it
 # Sourced by the torch suite's ctest scripts (run.sh, example.sh, multihost.sh):
 # `torch_suite BUILD_DIR` skips (exit 77, saying why) where this tree has no
 # backend and DIST_TORCH_BACKEND names none, or where torch cannot be

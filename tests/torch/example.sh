@@ -11,6 +11,7 @@ if [ $# -ne 1 ]; then
   echo "usage: $0 BUILD_DIR" >&2
   exit 2
 fi
+# shellcheck source=tests/torch/common.sh
 source "$(dirname "$0")/common.sh"
 data=${DIST_DIGITS:-/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz}
 [ -f "$data" ] || skip "no digits at $data (apt-get install python3-sklearn)"

@@ -14,6 +14,7 @@ if [ $# -ne 1 ]; then
   echo "usage: $0 BUILD_DIR" >&2
   exit 2
 fi
+# shellcheck source=tests/torch/common.sh
 source "$(dirname "$0")/common.sh"
 hosts_tool=$(cd "$(dirname "$0")/../multihost" && pwd)/emulated-hosts
 reason=$("$hosts_tool" check) || skip "$reason"

@@ -10,6 +10,7 @@ if [ $# -lt 1 ]; then
   echo "usage: $0 BUILD_DIR [PYTEST ARGS...]" >&2
   exit 2
 fi
+# shellcheck source=tests/torch/common.sh
 source "$(dirname "$0")/common.sh"
 torch_suite "$1"
 shift
