@@ -7,9 +7,11 @@ for each size (the order alternating between rounds), then the DDP step.
 
 - all_reduce, float32 SUM, in place, sizes --sizes (bytes per rank). Method
   (as bench/peers/peer_measure.h): the result is checked once against the sum
-  computed here; one call after a barrier sizes a batch (small messages are
-  timed as batches of calls, divided); 5 to 15 samples, each a barrier then the
-  batch; the MAX over ranks of each sample, the MEDIAN over samples.
+  computed here; one call after a barrier sizes a warm-up (about a tenth of the
+  budget) whose calls, timed together, give the estimate that sizes a batch
+  (small messages are timed as batches of calls, divided); 5 to 15 samples,
+  each a barrier then the batch; the MAX over ranks of each sample, the MEDIAN
+  over samples.
 - DDP step: forward, backward (DDP's bucketed all_reduce overlapping it) and
   SGD on an MLP of 8,393,728 parameters (1024-2048-2048-1024), 32 rows per rank;
   one model per backend from the same weights, stepped alternately on the same
@@ -64,22 +66,22 @@ def check_all_reduce(group, count, rank, world):
 
 def measure(call, barrier, group_gloo, budget):
     """(calls per sample, samples, median of the slowest rank's per-call time)."""
-    barrier()
-    start = time.perf_counter()
-    call()
-    estimate = max(slowest(group_gloo, time.perf_counter() - start), 1e-7)
+    def timed(calls):
+        barrier()
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        return max(slowest(group_gloo, time.perf_counter() - start) / calls, 1e-7)
+
+    # One call after a barrier carries the ranks' skew; a warm-up of about a
+    # tenth of the budget, timed together, gives the per-call estimate.
+    first = timed(1)
+    estimate = timed(max(1, min(1000, int(0.1 * budget / first))))
     batch = max(1, min(1000, int(0.02 * budget / estimate)))
     samples = max(5, min(15, int(budget / (batch * estimate))))
     if samples * batch * estimate > 4 * budget:
         samples = 3
-    times = []
-    for _ in range(samples):
-        barrier()
-        start = time.perf_counter()
-        for _ in range(batch):
-            call()
-        times.append(slowest(group_gloo, (time.perf_counter() - start) / batch))
-    return batch, samples, statistics.median(times)
+    return batch, samples, statistics.median(timed(batch) for _ in range(samples))
 
 
 def row(impl, variant, world, nbytes, iters, seconds, factor):
