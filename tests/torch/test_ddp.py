@@ -6,8 +6,10 @@ used every other step, no_sync accumulation) on the backend and on gloo.
 """
 import pytest
 
-import ddp_job
-import weights
+pytest.importorskip("torch", reason="torch is not installed: tests/torch/run.sh makes an environment with it")
+
+import ddp_job  # noqa: E402
+import weights  # noqa: E402
 
 
 @pytest.mark.parametrize("nprocs", [2, 3])

@@ -4,8 +4,10 @@ after forward or not, uneven shards) on the backend and on gloo.
 """
 import pytest
 
-import fsdp_job
-import weights
+pytest.importorskip("torch", reason="torch is not installed: tests/torch/run.sh makes an environment with it")
+
+import fsdp_job  # noqa: E402
+import weights  # noqa: E402
 
 
 @pytest.mark.parametrize("nprocs", [2, 3])
