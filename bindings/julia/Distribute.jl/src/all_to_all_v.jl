@@ -35,11 +35,5 @@ function all_to_all_v!(c::Comm, recv::Array, recv_counts, send::Array, send_coun
                       (Ptr{Cvoid}, Ref{DistBuffer}, Ptr{UInt64}, Ptr{UInt64}, Ref{DistBuffer}, Ptr{UInt64},
                        Ptr{UInt64}, Ptr{Ptr{Cvoid}}),
                       c.ptr, s, table_ptr(sc), table_ptr(so), r, table_ptr(rc), table_ptr(ro), out)
-    if !async
-        GC.@preserve arrays check(gc_safe(() -> call(Ptr{Ptr{Cvoid}}(C_NULL))))
-        return recv
-    end
-    out = Ref{Ptr{Cvoid}}(C_NULL)
-    GC.@preserve arrays check(call(out))
-    return Request(out[], c, arrays, recv)
+    return issue(call, c, arrays, recv, async; safe_block = true)
 end

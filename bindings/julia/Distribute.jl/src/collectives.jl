@@ -2,10 +2,12 @@
 # With `async=true` each returns a Request that keeps the arrays rooted; otherwise
 # the result array.
 
-# Issues one C collective: `f(request_out)` makes the ccall.
-function issue(f, c::Comm, arrays, result, async::Bool)
+# Issues one C collective: `f(request_out)` makes the ccall. `safe_block`: a
+# blocking call waits in a GC-safe region (other threads may collect meanwhile).
+function issue(f, c::Comm, arrays, result, async::Bool; safe_block::Bool = false)
     if !async
-        GC.@preserve arrays check(f(Ptr{Ptr{Cvoid}}(C_NULL)))
+        blocking() = f(Ptr{Ptr{Cvoid}}(C_NULL))
+        GC.@preserve arrays check(safe_block ? gc_safe(blocking) : blocking())
         return result
     end
     out = Ref{Ptr{Cvoid}}(C_NULL)
