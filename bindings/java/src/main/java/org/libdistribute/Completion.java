@@ -8,12 +8,12 @@ import java.util.function.Consumer;
 /**
  * A completion callback registered with dist_request_on_complete. The library
  * calls it once, on the thread that completed the request. Until then it stays in
- * {@link #PENDING}, which keeps it (the JNA Callback, whose native stub C calls)
+ * {@link #AWAITING_CALLBACK}, which keeps it (the JNA Callback, whose native stub C calls)
  * and the request's buffers reachable, also after the request was closed; after
  * it ran, both may be collected.
  */
 final class Completion implements DistLibrary.RequestCallback {
-  private static final Set<Completion> PENDING = ConcurrentHashMap.newKeySet();
+  private static final Set<Completion> AWAITING_CALLBACK = ConcurrentHashMap.newKeySet();
 
   private final Consumer<DistException> listener;
   private final Object buffers; // never read: keeps what the call uses until it ends
@@ -29,11 +29,11 @@ final class Completion implements DistLibrary.RequestCallback {
       throw new DistException(Status.ERR_INVALID_ARGUMENT, "onComplete: the listener is null");
     }
     Completion completion = new Completion(listener, buffers);
-    PENDING.add(completion);
+    AWAITING_CALLBACK.add(completion);
     int status = DistLibrary.LIB.dist_request_on_complete(request, completion, null);
     if (status != Status.OK) {
       String message = DistLibrary.LIB.dist_last_error();
-      PENDING.remove(completion); // refused: C never calls it
+      AWAITING_CALLBACK.remove(completion); // refused: C never calls it
       throw new DistException(status, message);
     }
   }
@@ -47,12 +47,12 @@ final class Completion implements DistLibrary.RequestCallback {
       Thread thread = Thread.currentThread();
       thread.getUncaughtExceptionHandler().uncaughtException(thread, t);
     } finally {
-      PENDING.remove(this);
+      AWAITING_CALLBACK.remove(this);
     }
   }
 
   /** How many callbacks are registered and have not run (for the tests). */
   static int pending() {
-    return PENDING.size();
+    return AWAITING_CALLBACK.size();
   }
 }
