@@ -67,6 +67,13 @@ class Channel {
   // True when done; throws on failure.
   virtual bool test(TransferId id) = 0;
 
+  // Moves the transport's own work along once, without waiting: what a rank
+  // that waits elsewhere (in shared memory) calls now and then, since a send
+  // the transport already reported done may still need this process to poll
+  // before its peer gets it (TCP writes a message's tail as its socket
+  // drains). Channels that deliver without polling have nothing to do.
+  virtual void progress() {}
+
   void wait_all(std::initializer_list<TransferId> ids) {
     for (TransferId id : ids) wait(id);
   }

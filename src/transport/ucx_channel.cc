@@ -27,6 +27,7 @@ class UcxChannel : public Channel {
   TransferId recv(int peer, void* data, size_t bytes) override;
   void wait(TransferId id) override;
   bool test(TransferId id) override;
+  void progress() override;
 
   struct WireHeader {
     uint32_t magic;
@@ -376,6 +377,12 @@ bool UcxChannel::test(TransferId id) {
   if (!t.done()) return false;
   finish(t);
   return true;
+}
+
+void UcxChannel::progress() {
+  // Another thread polling the worker does it for us.
+  std::unique_lock<std::mutex> guard(worker_.lock(), std::try_to_lock);
+  if (guard.owns_lock()) ucp_worker_progress(worker_.worker());
 }
 
 void UcxChannel::wait(TransferId id) {

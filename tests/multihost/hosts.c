@@ -150,15 +150,23 @@ static void install_handlers(void) {
 
 void hosts_on_cleanup(void (*hook)(void)) { cleanup_hook = hook; }
 
+static int next_socket_buffer; /* for the next hosts_up; 0: the kernel's default */
+
+void hosts_limit_socket_buffers(int bytes) { next_socket_buffer = bytes; }
+
 void hosts_up(int count) {
+  const int socket_buffer = next_socket_buffer;
+  next_socket_buffer = 0;
   if (run_name[0] != '\0') fail_msg("hosts_up: run %s is still up", run_name);
   snprintf(script_path, sizeof script_path, "%s", hosts_script());
   owner_pid = getpid();
   install_handlers();
-  char count_text[16], owner_text[16];
+  char count_text[16], owner_text[16], buffer_text[16];
   snprintf(count_text, sizeof count_text, "%d", count);
   snprintf(owner_text, sizeof owner_text, "%d", (int)owner_pid);
-  const char* args[] = {script_path, "up", count_text, "--owner", owner_text, NULL};
+  snprintf(buffer_text, sizeof buffer_text, "%d", socket_buffer);
+  const char* args[] = {script_path, "up", count_text, "--owner", owner_text,
+                        socket_buffer > 0 ? "--socket-buffer" : NULL, buffer_text, NULL};
   char output[256];
   /* Signals wait until the name is known, so that none leaves a run behind. */
   sigset_t fatal, previous;

@@ -26,6 +26,10 @@ const char* hosts_unavailable(void);
  * fatal signal if hosts_down has not. Fails the running test when it cannot. */
 void hosts_up(int count);
 
+/* The next hosts_up's hosts buffer at most `bytes` per TCP socket and
+ * direction (hosts short of memory); later ones take the kernel's default. */
+void hosts_limit_socket_buffers(int bytes);
+
 /* Kills what runs on the hosts (the cleanup hook first) and removes them; a
  * no-op when none are up. */
 void hosts_down(void);

@@ -26,6 +26,7 @@ class SubChannel : public Channel {
   TransferId recv(int peer, void* data, size_t bytes) override;
   void wait(TransferId id) override { parent_.wait(id); }
   bool test(TransferId id) override { return parent_.test(id); }
+  void progress() override { parent_.progress(); }
 
  private:
   int parent_rank(int peer) const;

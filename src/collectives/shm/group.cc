@@ -120,6 +120,7 @@ void ShmGroup::wait_for_all(Counter counter) {
         if (deadline_ == std::chrono::steady_clock::time_point{}) deadline_ = now + timeout_;
       }
       if (now >= deadline_) timed_out(peer, counter == Counter::kArrived ? "to arrive" : "to reduce");
+      if (idle_work_) idle_work_();
       if (now - waiting_since > kSleepAfter) {
         std::this_thread::sleep_for(kSleepBetweenPolls);
       } else {

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,6 +91,10 @@ class ShmGroup {
   // Whether the ranks outnumber the cores some rank may run on (the same on
   // every rank).
   bool shares_cores() const { return shares_cores_; }
+  // What a rank does on each idle turn of a long wait, besides yielding: the
+  // hierarchical path keeps its transport between hosts moving (Channel::progress),
+  // because a peer on another host may be waiting on data this process holds.
+  void set_idle_work(std::function<void()> work) { idle_work_ = std::move(work); }
   // Copies `bytes` at `remote` in `rank`'s process to `local`; returns 0 or
   // an errno (read_process_memory). Only when single_copy().
   int read_from(int rank, const void* remote, void* local, size_t bytes) const;
@@ -112,6 +117,7 @@ class ShmGroup {
   std::vector<pid_t> pids_;
   bool shares_cores_;    // more ranks than some rank may use cores
   unsigned spin_polls_;  // polls before the first yield: fewer when ranks outnumber cores
+  std::function<void()> idle_work_;
   uint64_t step_ = 1;  // counters start at 0: "nothing published yet"
   uint64_t call_first_step_ = 0;
   CallSignature signature_;
