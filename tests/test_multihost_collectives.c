@@ -3,11 +3,11 @@
  * independently computed references on 2 to 4 hosts with 1 to 3 ranks each,
  * uneven hosts included (every dtype and op on 2 x 2, three dtypes
  * elsewhere; counts 0, 1, odd, not divisible by the ranks, and several MiB),
- * on hosts short of socket buffers, and the path each layout must take: point to point with one rank per host,
- * hierarchical with several on some, where the library has that path, with
- * each rank's host-local rank, size and communicator; point-to-point messages
- * and all_to_all_v between hosts. Skips (77), saying why,
- * where emulated hosts cannot be made (not root). */
+ * also on hosts short of socket buffers; the path each layout must take
+ * (point to point with one rank per host, hierarchical with several on some)
+ * with each rank's host-local rank, size and communicator; point-to-point
+ * messages and all_to_all_v between hosts. Skips (77), saying why, where
+ * emulated hosts cannot be made (not root). */
 #include "multihost/hosts.h"
 #include "multihost/layout.h"
 #include "test_support.h"
