@@ -50,6 +50,13 @@ AlgorithmOptions algorithms_from_environment() {
   return options;
 }
 
+bool context_spans_hosts(const Context& context) {
+  for (int r = 0; r < context.size(); ++r) {
+    if (context.host_id(r) != context.host_id(context.rank())) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Communicator::Communicator(Context& context, uint32_t id, std::vector<int> members)
@@ -81,6 +88,10 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
       const auto deadline = std::chrono::steady_clock::now() + timeout_;
       if (hosts_.num_hosts() == 1) {
         shm_ = attach_shared_memory(*channel_, next_seq_, deadline, names, failure_);
+        // A host's own communicator in a job across hosts: while its ranks
+        // wait here, a peer elsewhere may wait on data this process has yet
+        // to write out for another communicator (Hierarchy does the same).
+        if (shm_ != nullptr && context_spans_hosts(context)) shm_->set_idle_work([this] { channel_->progress(); });
       } else if (hosts_.spans_hosts_with_neighbours()) {
         hierarchy_ = attach_hierarchy(*channel_, hosts_, next_seq_, deadline, names, failure_);
       }

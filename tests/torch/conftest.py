@@ -29,6 +29,8 @@ def child_environment():
     env["PYTHONPATH"] = os.pathsep.join(paths)
     # One intra-op thread per rank: the machine has two cores for every rank.
     env.setdefault("OMP_NUM_THREADS", "1")
+    # A rank that dies of a signal prints every thread's Python stack to its log.
+    env.setdefault("PYTHONFAULTHANDLER", "1")
     return env
 
 
