@@ -21,6 +21,7 @@ Rank 0 writes the CSV (impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,
 busbw_GBps), each row the round with the best median (as bench/compare does).
 """
 import argparse
+import gc
 import statistics
 import sys
 import time
@@ -192,6 +193,10 @@ def main():
             f.write("impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,busbw_GBps\n")
             f.write("\n".join(best_rows(rows)) + "\n")
         print(f"DDP weights, {name} vs gloo: max |diff| {worst}", file=sys.stderr)
+    # The models hold the groups: free them first, or gloo's threads let go of
+    # them only while the interpreter shuts down, which aborts the process.
+    del ddp
+    gc.collect()
     dist.destroy_process_group()
 
 

@@ -17,6 +17,7 @@ Needs `import distribute.torch` to work (PYTHONPATH=bindings/python and the
 library, see bindings/python/README.md); --backend gloo runs the same on gloo.
 """
 import argparse
+import gc
 import gzip
 import sys
 
@@ -105,6 +106,10 @@ def main():
         if rank == 0:
             print(f"epoch {epoch:3d}  loss {totals[0].item() / totals[1].item():.4f}  "
                   f"test accuracy {accuracy:.4f}", flush=True)
+    # The model holds the group: free it first, or gloo's threads let go of it
+    # only while the interpreter shuts down, which aborts the process.
+    del model, optimizer
+    gc.collect()
     dist.destroy_process_group()
     if accuracy < args.min_accuracy:
         if rank == 0:

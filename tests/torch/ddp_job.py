@@ -65,16 +65,21 @@ def bucket_count(model):
     return int(model._get_ddp_logging_data().get("num_buckets_reduced", 0))
 
 
+def run_on(backend, args):
+    """Every configuration on the default group; its models die on return."""
+    for config, (options, *_) in CONFIGS.items():
+        model = DistributedDataParallel(Net(CONFIGS[config][3]), **options)
+        train(model, config, args.rank, args.world_size, distributed=True)
+        if config == "buckets" and bucket_count(model) < 2:
+            raise SystemExit(f"expected several buckets, DDP made {bucket_count(model)}")
+        job.save(args, f"{backend}-{config}", model.module.state_dict())
+
+
 def main():
     args = job.parse(__doc__)
     with job.deterministic():
         for backend in job.backends(args):
-            for config, (options, *_) in CONFIGS.items():
-                model = DistributedDataParallel(Net(CONFIGS[config][3]), **options)
-                train(model, config, args.rank, args.world_size, distributed=True)
-                if config == "buckets" and bucket_count(model) < 2:
-                    raise SystemExit(f"expected several buckets, DDP made {bucket_count(model)}")
-                job.save(args, f"{backend}-{config}", model.module.state_dict())
+            run_on(backend, args)
         if args.rank == 0:
             for config in CONFIGS:
                 model = Net(CONFIGS[config][3])

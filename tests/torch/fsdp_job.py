@@ -51,15 +51,20 @@ def train(model, rank, world_size, distributed):
         optimizer.step()
 
 
+def run_on(backend, args):
+    """Every configuration on the default group; its models die on return."""
+    for config, reshard_after_forward in CONFIGS.items():
+        model = shard(job.mlp(SIZES, SEED), args.world_size, reshard_after_forward)
+        train(model, args.rank, args.world_size, distributed=True)
+        full = {name: value.full_tensor() for name, value in model.state_dict().items()}
+        job.save(args, f"{backend}-{config}", full)
+
+
 def main():
     args = job.parse(__doc__)
     with job.deterministic():
         for backend in job.backends(args):
-            for config, reshard_after_forward in CONFIGS.items():
-                model = shard(job.mlp(SIZES, SEED), args.world_size, reshard_after_forward)
-                train(model, args.rank, args.world_size, distributed=True)
-                full = {name: value.full_tensor() for name, value in model.state_dict().items()}
-                job.save(args, f"{backend}-{config}", full)
+            run_on(backend, args)
         if args.rank == 0:
             for config in CONFIGS:
                 model = job.mlp(SIZES, SEED)

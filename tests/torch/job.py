@@ -7,6 +7,7 @@ FileStore (no ports to pick) under a prefix per backend.
 """
 import argparse
 import contextlib
+import gc
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,7 +28,11 @@ def parse(description):
 
 
 def backends(args):
-    """Yields each backend's name while it is the default process group."""
+    """Yields each backend's name while it is the default process group. What
+    ran on it must be gone by the time the loop comes back here (run it in a
+    function): a model keeps its group alive (DDP's reducer, FSDP's mesh), and
+    a group freed only when the interpreter shuts down ends its threads there,
+    where gloo's abort the process (std::terminate) dropping their last tensors."""
     store = dist.FileStore(args.store, args.world_size)
     for index, name in enumerate(args.backends.split(",")):
         if name == "distribute":
@@ -37,6 +42,7 @@ def backends(args):
         try:
             yield name
         finally:
+            gc.collect()  # what the loop's body left behind, before the group goes
             dist.destroy_process_group()
 
 
