@@ -16,6 +16,9 @@ for each size (the order alternating between rounds), then the DDP step.
   SGD on an MLP of 8,393,728 parameters (1024-2048-2048-1024), 32 rows per rank;
   one model per backend from the same weights, stepped alternately on the same
   data; their weights must stay bitwise equal on 2 ranks (checked at the end).
+  Between them, in the same interleaving, the same model without DDP (impl
+  "compute"): the step no backend can beat, which tells how much time each
+  backend adds to it.
 
 Rank 0 writes the CSV (impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,
 busbw_GBps), each row the round with the best median (as bench/compare does).
@@ -31,6 +34,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 DDP_SIZES = [1024, 2048, 2048, 1024]
+COMPUTE = "compute"  # the DDP step's model without DDP
 DDP_ROWS = 32
 
 
@@ -130,6 +134,7 @@ class DdpBench:
 
     def __init__(self, groups, rank):
         self.models = {impl: DistributedDataParallel(mlp(), process_group=group) for impl, group in groups.items()}
+        self.models[COMPUTE] = mlp()  # no communication: the floor
         self.optimizers = {impl: torch.optim.SGD(m.parameters(), lr=1e-3) for impl, m in self.models.items()}
         self.parameters = sum(p.numel() for p in mlp().parameters())
         generator = torch.Generator().manual_seed(rank)
@@ -144,9 +149,10 @@ class DdpBench:
 
     def rows(self, groups, world, steps, suffix, round_index):
         barrier = lambda: dist.barrier(group=groups["gloo"])  # noqa: E731
-        order = list(groups) if round_index % 2 == 0 else list(reversed(groups))
+        impls = [*groups, COMPUTE]
+        order = impls if round_index % 2 == 0 else list(reversed(impls))
         rows = []
-        samples = {impl: [] for impl in groups}
+        samples = {impl: [] for impl in impls}
         for _ in range(steps):  # interleaved step by step: both see the same machine
             for impl in order:
                 barrier()
@@ -161,7 +167,7 @@ class DdpBench:
 
     def check_same_weights(self, world):
         """Both models took the same steps: on 2 ranks their weights are equal."""
-        first, second = (list(m.module.parameters()) for m in self.models.values())
+        first, second = (list(m.module.parameters()) for impl, m in self.models.items() if impl != COMPUTE)
         worst = max((a - b).abs().max().item() for a, b in zip(first, second))
         if world == 2 and worst != 0:
             raise SystemExit(f"DDP: the backends' weights differ after the same steps (max |diff| {worst})")

@@ -13,7 +13,7 @@ def main(path):
         for row in csv.DictReader(f):
             collective = row["variant"].split("/", 1)[0]
             table[(collective, int(row["bytes"]))][row["impl"]] = float(row["median_us"])
-    impls = sorted({impl for medians in table.values() for impl in medians} - {"gloo"})
+    impls = sorted({impl for medians in table.values() for impl in medians} - {"gloo", "compute"})
     if len(impls) != 1:
         sys.exit(f"summary.py: expected gloo and one other backend in {path}, found {impls}")
     ours = impls[0]
@@ -25,6 +25,13 @@ def main(path):
             continue
         ratios[(collective, nbytes)] = ratio = medians["gloo"] / medians[ours]
         print(f"{collective:10} {nbytes // 1024:>8} {medians['gloo']:11.1f} {medians[ours]:14.1f} {ratio:15.2f}x")
+    # The DDP step without communication, in the same run: what each backend adds to it.
+    for (collective, nbytes), medians in sorted(table.items()):
+        if collective == "ddp_step" and "compute" in medians and "gloo" in medians and ours in medians:
+            floor = medians["compute"]
+            print(f"ddp_step without communication {floor / 1000:.1f} ms: gloo adds "
+                  f"{(medians['gloo'] - floor) / 1000:.1f} ms, {ours} {(medians[ours] - floor) / 1000:.1f} ms; "
+                  f"the best ratio any backend could reach here is {medians['gloo'] / floor:.2f}x")
     allreduce = {n: r for (c, n), r in ratios.items() if c == "allreduce"}
     ddp = [r for (c, _), r in ratios.items() if c == "ddp_step"]
     if across_hosts:
