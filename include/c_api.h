@@ -526,9 +526,9 @@ DIST_EXPORT dist_status_t dist_comm_split_host(dist_comm_t* comm, dist_comm_t** 
 
 /* All-reduce algorithm choice. AUTO picks by path, message size and rank count;
  * the environment variable DIST_ALLREDUCE_ALGO (ring, rabenseifner,
- * recursive_doubling, shm, shm_direct, shm_split, hierarchical, hier_rails,
- * hier_leaders) overrides AUTO for every communicator; shm_direct and shm_split
- * force those shared-memory all-reduces where the path is
+ * recursive_doubling, shm, shm_direct, shm_read_write, shm_split, hierarchical,
+ * hier_rails, hier_leaders) overrides AUTO for every communicator; shm_direct,
+ * shm_read_write and shm_split force those shared-memory all-reduces where the path is
  * DIST_COMM_PATH_SHARED_MEMORY, hier_rails and hier_leaders those hierarchical
  * ones where it is DIST_COMM_PATH_HIERARCHICAL (rails only where every host
  * runs as many ranks), and leave the choice to size elsewhere. The library's table of algorithms
@@ -644,7 +644,7 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
 /* The algorithm a communicator runs for one collective whose contribution per rank
  * is `bytes` bytes (the input of all_reduce/reduce/broadcast/all_gather, each rank's
  * result of reduce_scatter, one block of all_to_all), given its path, rank count and
- * configuration: "shm_direct", "shm_split", "shm_split_single_copy",
+ * configuration: "shm_direct", "shm_read_write", "shm_split", "shm_split_single_copy",
  * "shm_single_copy", "shm" (the other shared-memory collectives), "ring",
  * "rabenseifner", "recursive_doubling", "reduce_binomial", "broadcast_binomial",
  * "broadcast_scatter_allgather", "allgather_ring", "reduce_scatter_ring",
@@ -653,7 +653,10 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
  * benchmarks and logs.
  * The single-copy ones copy straight between the ranks' own buffers, where the
  * system lets processes read each other's memory and DIST_SHM_SINGLE_COPY is
- * not 0: "shm_split_single_copy" is all_reduce from 256 KiB (each rank writes
+ * not 0: "shm_read_write" is all_reduce in place from 64 KiB with a core for
+ * every rank (each rank reads its slice of the others' inputs and writes the
+ * result into their buffers), which this call, naming the algorithm for a call
+ * into a separate result, does not report; "shm_split_single_copy" is all_reduce from 256 KiB (each rank writes
  * its reduced slice into the others' results), named for a call into a
  * separate result, where it runs to 16 MiB; in place it runs to 64 MiB (with
  * more ranks than cores: 4 and 16 MiB); "shm_single_copy" is all_gather,

@@ -121,15 +121,17 @@ void test_selection_is_pinned(void**) {
 }
 
 // The shared-memory choices, as run_shm and the shm algorithms made them
-// before the table: the direct all-reduce to 16 KiB unless forced, the split
-// above, writing into the peers' results where the group reaches their memory
+// before the table: the direct all-reduce to 16 KiB unless forced; in place
+// from 64 KiB with a core for every rank, reading the peers' inputs and
+// writing their results (shm_read_write, added since); the split above,
+// writing into the peers' results where the group reaches their memory
 // (from 256 KiB to 16 MiB into a separate result, 64 MiB in place; 4 and 16
 // MiB with more ranks than cores); single copies of moved blocks from 16 KiB
 // (128 KiB with more ranks than cores) to 16 MiB, broadcasts to 2 MiB and not
 // with more ranks than cores, all-to-all only out of place; a piecewise
 // all-reduce always splits.
 void test_shared_memory_selection_is_pinned(void**) {
-  const size_t sizes[] = {0,      8,        16383,    16384,    16385,    131071,   131072,   262143,
+  const size_t sizes[] = {0,      8,        16383,    16384,    16385,    65535,    65536,    131071,   131072,   262143,
                           262144, 2097152,  2097153,  4194304,  4194305,  16777216, 16777217, 67108864,
                           67108865};
   const CollectiveKind kinds[] = {CollectiveKind::kAllReduce, CollectiveKind::kReduce,
@@ -142,7 +144,11 @@ void test_shared_memory_selection_is_pinned(void**) {
     switch (kind) {
       case CollectiveKind::kAllReduce: {
         if (s.pieces) return "shm_split";
+        if (forced == "shm_read_write" && s.single_copy) return "shm_read_write";
         if (forced == "shm_direct" || (forced != "shm_split" && s.bytes <= 16 * 1024)) return "shm_direct";
+        if (forced != "shm_split" && s.single_copy && s.in_place && !s.shares_cores && s.bytes >= 64 * 1024) {
+          return "shm_read_write";
+        }
         const size_t most = s.in_place ? (s.shares_cores ? 16u << 20 : 64u << 20) : (s.shares_cores ? 4u << 20 : 16u << 20);
         return s.single_copy && s.bytes >= 256 * 1024 && s.bytes <= most ? "shm_split_single_copy" : "shm_split";
       }
@@ -156,7 +162,7 @@ void test_shared_memory_selection_is_pinned(void**) {
         return "shm";
     }
   };
-  for (const char* forced_name : {"", "shm", "shm_direct", "shm_split"}) {
+  for (const char* forced_name : {"", "shm", "shm_direct", "shm_read_write", "shm_split"}) {
     dist::ForcedAllReduce forced;
     assert_true(dist::find_forced_all_reduce(forced_name, &forced));
     for (CollectiveKind kind : kinds) {
@@ -185,8 +191,8 @@ void test_shared_memory_selection_is_pinned(void**) {
 // numbers for them, come from the table.
 void test_forced_names(void**) {
   assert_string_equal(dist::forced_all_reduce_names(nullptr, "", ", ").c_str(),
-                      "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_split, hierarchical, hier_rails, "
-                      "hier_leaders");
+                      "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_read_write, shm_split, "
+                      "hierarchical, hier_rails, hier_leaders");
   const dist::Path point_to_point = dist::Path::kPointToPoint;
   assert_string_equal(dist::forced_all_reduce_names(&point_to_point, "'", ", ").c_str(),
                       "'ring', 'rabenseifner', 'recursive_doubling'");

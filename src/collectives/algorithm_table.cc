@@ -52,6 +52,12 @@ const AlgorithmRow kAllReduce[] = {
      [](const AlgorithmRun& r) {
        shm_allreduce_direct(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), op_of(r));
      }},
+    {Algorithm::kShmAllReduceReadWrite, "shm_read_write", kShm,
+     "rank r reads slice r of every peer's input, combines it and writes it into every peer's result",
+     takes_read_write, "shm_read_write", 0,
+     [](const AlgorithmRun& r) {
+       shm_allreduce_read_write(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), op_of(r));
+     }},
     {Algorithm::kShmAllReduceSplitSingleCopy, "shm_split_single_copy", kShm,
      "rank r combines slice r and writes it straight into every peer's result",
      [](const Selection& s) { return !s.pieces && takes_split_write(s); }, "shm_split", 0,
@@ -286,6 +292,11 @@ bool takes_single_copy(const Selection& s, CollectiveKind kind) {
     default:
       return false;
   }
+}
+
+bool takes_read_write(const Selection& s) {
+  return !s.pieces && s.single_copy &&
+         (s.forced || (s.in_place && !s.shares_cores && s.bytes >= kReadWriteMinBytes));
 }
 
 bool takes_split_write(const Selection& s) {

@@ -35,6 +35,7 @@ enum class Algorithm {
   kAllToAllVPairwise,
   kBarrierDissemination,
   kShmAllReduceDirect,
+  kShmAllReduceReadWrite,
   kShmAllReduceSplitSingleCopy,
   kShmAllReduceSplit,
   kShmReduce,
@@ -128,9 +129,11 @@ ForcedAllReduce forced_point_to_point(const std::string& name);
 const char* name(Algorithm algorithm);
 
 // Whether the shared-memory group described by `selection` takes the single
-// copy for a collective of `kind` with `bytes` per block, and whether the
+// copy for a collective of `kind` with `bytes` per block, whether an
+// all-reduce reads the peers' inputs and writes their results, and whether the
 // split all-reduce writes into the peers' results (algorithm_thresholds.h).
 bool takes_single_copy(const Selection& selection, CollectiveKind kind);
+bool takes_read_write(const Selection& selection);
 bool takes_split_write(const Selection& selection);
 
 }  // namespace dist
