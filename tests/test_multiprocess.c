@@ -34,6 +34,23 @@ static void expect_all_succeed(struct launch* launch, const char* scenario) {
   }
 }
 
+/* The matrix on 2 and 3 ranks with the "NAME=value" entries of env (what the
+ * messages call `what`). */
+static void run_matrix_with(const char* const* env, const char* what) {
+  for (int n = 2; n <= 3; ++n) {
+    struct launch launch;
+    launch_prepare(&launch, n);
+    const char* args[] = {worker_path(), "matrix", NULL};
+    for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, env, args);
+    if (launch_wait(&launch, 240) != 0) fail_msg("matrix with %s on %d ranks did not finish in time", what, n);
+    for (int r = 0; r < n; ++r) {
+      if (launch.exit_codes[r] != 0) {
+        fail_msg("matrix with %s: rank %d exited %d:\n%s", what, r, launch.exit_codes[r], launch_output(&launch, r));
+      }
+    }
+  }
+}
+
 static void test_matrix(void** state) {
   (void)state;
   for (int n = 1; n <= 4; ++n) {
@@ -49,14 +66,7 @@ static void test_matrix(void** state) {
 static void test_matrix_read_write(void** state) {
   (void)state;
   const char* env[] = {"DIST_ALLREDUCE_ALGO=shm_read_write", NULL};
-  for (int n = 2; n <= 3; ++n) {
-    struct launch launch;
-    launch_prepare(&launch, n);
-    const char* args[] = {worker_path(), "matrix", NULL};
-    for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, env, args);
-    if (launch_wait(&launch, 240) != 0) fail_msg("matrix with shm_read_write on %d ranks did not finish in time", n);
-    expect_all_succeed(&launch, "matrix with shm_read_write");
-  }
+  run_matrix_with(env, "shm_read_write");
 }
 
 static void test_large_messages(void** state) {
@@ -215,14 +225,7 @@ static void test_single_copy_agreement(void** state) {
 static void test_rendezvous_everywhere(void** state) {
   (void)state;
   const char* env[] = {"DIST_SHM=0", "UCX_RNDV_THRESH=0", NULL};
-  for (int n = 2; n <= 3; ++n) {
-    struct launch launch;
-    launch_prepare(&launch, n);
-    const char* args[] = {worker_path(), "matrix", NULL};
-    for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, env, args);
-    if (launch_wait(&launch, 240) != 0) fail_msg("matrix with rendezvous on %d ranks did not finish in time", n);
-    expect_all_succeed(&launch, "matrix with rendezvous");
-  }
+  run_matrix_with(env, "rendezvous");
 }
 
 int main(void) {
