@@ -30,6 +30,18 @@ impl Drop for DropCounter {
     }
 }
 
+impl Tally {
+    /// Waits for what the callback captured to be dropped: after the callback
+    /// returns, on the library's thread. Fails the test after PATIENCE.
+    fn await_drop(&self) {
+        let start = std::time::Instant::now();
+        while self.drops.load(Ordering::SeqCst) == 0 {
+            assert!(start.elapsed() < PATIENCE, "the callback's captures were never dropped");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
 /// A callback that counts itself, reports its result and thread, and counts its drop.
 fn reporting(tally: &Arc<Tally>, report: mpsc::Sender<(Result<(), Error>, thread::ThreadId)>) -> impl FnOnce(Result<(), Error>) + Send + 'static {
     let guard = DropCounter(Arc::clone(tally));
@@ -56,10 +68,7 @@ fn a_callback_runs_once_after_its_request_was_dropped() {
         drop(request); // before the peer sent: the buffer waits for the callback
         steps.wait();
         let (result, thread) = reports.recv_timeout(PATIENCE).expect("the callback ran");
-        // Its box is freed after it returns: give that a moment without asserting on time.
-        while tally.drops.load(Ordering::SeqCst) == 0 {
-            thread::sleep(Duration::from_millis(5));
-        }
+        tally.await_drop(); // its box is freed after it returns
         let on_this_thread = thread == thread::current().id();
         assert!(reports.recv_timeout(Duration::from_millis(200)).is_err(), "a second call");
         Ok(Some((tally.calls.load(Ordering::SeqCst), tally.drops.load(Ordering::SeqCst), result, on_this_thread)))
@@ -161,9 +170,7 @@ fn a_pending_callback_gets_the_library_s_error_when_its_context_goes() {
     let error = result.expect_err("a receive its context outlived");
     assert_eq!(error.status(), sys::DIST_ERR_ABORTED, "{error}");
     assert!(error.message().contains("destroyed"), "{error}");
-    while tally.drops.load(Ordering::SeqCst) == 0 {
-        thread::sleep(Duration::from_millis(5));
-    }
+    tally.await_drop();
     assert_eq!(tally.calls.load(Ordering::SeqCst), 1);
 }
 
@@ -198,9 +205,7 @@ fn a_second_callback_is_refused_and_dropped_unrun() {
     assert_eq!((second.calls.load(Ordering::SeqCst), second.drops.load(Ordering::SeqCst)), (0, 1));
     request.wait().unwrap();
     reports.recv_timeout(PATIENCE).expect("the first callback ran").0.unwrap();
-    while first.drops.load(Ordering::SeqCst) == 0 {
-        thread::sleep(Duration::from_millis(5));
-    }
+    first.await_drop();
     assert_eq!(first.calls.load(Ordering::SeqCst), 1);
 }
 

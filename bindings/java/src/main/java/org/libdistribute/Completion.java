@@ -8,9 +8,9 @@ import java.util.function.Consumer;
 /**
  * A completion callback registered with dist_request_on_complete. The library
  * calls it once, on the thread that completed the request. Until then it stays in
- * {@link #AWAITING_CALLBACK}, which keeps it (the JNA Callback, whose native stub C calls)
- * and the request's buffers reachable, also after the request was closed; after
- * it ran, both may be collected.
+ * {@link #AWAITING_CALLBACK}, which keeps it (the JNA Callback, the function C
+ * calls through JNA) and the request's buffers reachable, also after the request
+ * was closed; after it ran, both may be collected.
  */
 final class Completion implements DistLibrary.RequestCallback {
   private static final Set<Completion> AWAITING_CALLBACK = ConcurrentHashMap.newKeySet();
