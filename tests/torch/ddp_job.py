@@ -75,18 +75,6 @@ def run_on(backend, args):
         job.save(args, f"{backend}-{config}", model.module.state_dict())
 
 
-def main():
-    args = job.parse(__doc__)
-    with job.deterministic():
-        for backend in job.backends(args):
-            run_on(backend, args)
-        if args.rank == 0:
-            for config in CONFIGS:
-                model = Net(CONFIGS[config][3])
-                job.save(args, f"initial-{config}", model.state_dict())
-                train(model, config, 0, args.world_size, distributed=False)
-                job.save(args, f"reference-{config}", model.state_dict())
-
-
 if __name__ == "__main__":
-    main()
+    job.run(__doc__, CONFIGS, run_on, lambda config: Net(CONFIGS[config][3]),
+            lambda model, config, world_size: train(model, config, 0, world_size, distributed=False))

@@ -60,18 +60,6 @@ def run_on(backend, args):
         job.save(args, f"{backend}-{config}", full)
 
 
-def main():
-    args = job.parse(__doc__)
-    with job.deterministic():
-        for backend in job.backends(args):
-            run_on(backend, args)
-        if args.rank == 0:
-            for config in CONFIGS:
-                model = job.mlp(SIZES, SEED)
-                job.save(args, f"initial-{config}", model.state_dict())
-                train(model, 0, args.world_size, distributed=False)
-                job.save(args, f"reference-{config}", model.state_dict())
-
-
 if __name__ == "__main__":
-    main()
+    job.run(__doc__, CONFIGS, run_on, lambda _config: job.mlp(SIZES, SEED),
+            lambda model, _config, world_size: train(model, 0, world_size, distributed=False))

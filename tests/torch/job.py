@@ -27,23 +27,37 @@ def parse(description):
     return parser.parse_args()
 
 
-def backends(args):
-    """Yields each backend's name while it is the default process group. What
-    ran on it must be gone by the time the loop comes back here (run it in a
-    function): a model keeps its group alive (DDP's reducer, FSDP's mesh), and
-    a group freed only when the interpreter shuts down ends its threads there,
-    where gloo's abort the process (std::terminate) dropping their last tensors."""
-    store = dist.FileStore(args.store, args.world_size)
-    for index, name in enumerate(args.backends.split(",")):
-        if name == "distribute":
-            import distribute.torch  # noqa: F401  (registers the backend)
-        dist.init_process_group(name, store=dist.PrefixStore(f"{index}-{name}", store), rank=args.rank,
-                                world_size=args.world_size, timeout=TIMEOUT)
-        try:
-            yield name
-        finally:
-            gc.collect()  # what the loop's body left behind, before the group goes
-            dist.destroy_process_group()
+def run(description, configs, run_on, new_model, train_alone):
+    """A job's main: with deterministic kernels, each backend of --backends in
+    turn is the default process group while run_on(backend, args) trains every
+    configuration on it; then rank 0 saves each configuration's initial weights
+    (new_model(config)) and those of train_alone(model, config, world_size),
+    the reference.
+
+    run_on is a function so that what it built is gone when it returns, before
+    its group is destroyed: a model keeps its group alive (DDP's reducer,
+    FSDP's mesh), and a group freed only when the interpreter shuts down ends
+    its threads there, where gloo's abort the process (std::terminate)
+    dropping their last tensors."""
+    args = parse(description)
+    with deterministic():
+        store = dist.FileStore(args.store, args.world_size)
+        for index, name in enumerate(args.backends.split(",")):
+            if name == "distribute":
+                import distribute.torch  # noqa: F401  (registers the backend)
+            dist.init_process_group(name, store=dist.PrefixStore(f"{index}-{name}", store), rank=args.rank,
+                                    world_size=args.world_size, timeout=TIMEOUT)
+            try:
+                run_on(name, args)
+            finally:
+                gc.collect()  # anything run_on left in a cycle, before the group goes
+                dist.destroy_process_group()
+        if args.rank == 0:
+            for config in configs:
+                model = new_model(config)
+                save(args, f"initial-{config}", model.state_dict())
+                train_alone(model, config, args.world_size)
+                save(args, f"reference-{config}", model.state_dict())
 
 
 def save(args, tag, weights):
