@@ -88,12 +88,16 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
       const auto deadline = std::chrono::steady_clock::now() + timeout_;
       if (hosts_.num_hosts() == 1) {
         shm_ = attach_shared_memory(*channel_, next_seq_, deadline, names, failure_);
-        // A host's own communicator in a job across hosts: while its ranks
-        // wait here, a peer elsewhere may wait on data this process has yet
-        // to write out for another communicator (Hierarchy does the same).
-        if (shm_ != nullptr && context_spans_hosts(context)) shm_->set_idle_work([this] { channel_->progress(); });
       } else if (hosts_.spans_hosts_with_neighbours()) {
         hierarchy_ = attach_hierarchy(*channel_, hosts_, next_seq_, deadline, names, failure_);
+      }
+      // In a job across hosts, a rank waiting in shared memory keeps UCX
+      // moving: a send UCX reported done may still be in this process, and
+      // the peer on another host waiting for it may be what the rank waited
+      // for here waits on (this communicator's hierarchy, or another one).
+      ShmGroup* waits_in_host = shm_ != nullptr ? shm_.get() : hierarchy_ != nullptr ? hierarchy_->host_group() : nullptr;
+      if (waits_in_host != nullptr && context_spans_hosts(context)) {
+        waits_in_host->set_idle_work([this] { channel_->progress(); });
       }
     } catch (const Error&) {
       // The communicator failed while being set up (a peer died, or a faster

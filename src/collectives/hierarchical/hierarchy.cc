@@ -16,9 +16,6 @@ Hierarchy::Hierarchy(Channel& whole, HostLayout layout, std::unique_ptr<ShmGroup
     for (const auto& ranks : layout_.ranks_on) rail.push_back(ranks[static_cast<size_t>(local_rank())]);
     rail_ = std::make_unique<SubChannel>(whole_, std::move(rail));
   }
-  // The host-local rank this one waits for in shared memory may itself be
-  // waiting on a peer elsewhere for data this process has yet to write out.
-  if (host_group_ != nullptr) host_group_->set_idle_work([this] { whole_.progress(); });
   if (local_rank() == 0) {
     std::vector<int> leaders;
     for (const auto& ranks : layout_.ranks_on) leaders.push_back(ranks.front());

@@ -16,14 +16,11 @@ struct Buffers {
 };
 static_assert(sizeof(Buffers) <= kShmInlineBytes, "both addresses ride in the call record");
 
-// A chunk the peers' parts of which fit L2 beside the rank's own.
-constexpr size_t kChunkBytes = 256 * 1024;
-
 }  // namespace
 
 // Rank r owns slice r of the whole message. It reads that slice of every
-// peer's input straight out of the peer's buffer (process_vm_readv), a chunk
-// at a time into a staging buffer that stays in L2, combines it with its own
+// peer's input straight out of the peer's buffer (process_vm_readv), a step's
+// worth (kShmStepBytes) at a time into a staging buffer that stays in L2, combines it with its own
 // in rank order, and writes each finished chunk into its own result and every
 // peer's (process_vm_writev). Two steps in all (the addresses; the end of the
 // copies) against one per slot for shm_allreduce_split_write: in between no
@@ -49,7 +46,7 @@ void shm_allreduce_read_write(ShmGroup& group, const void* send, void* recv, siz
   const BlockLayout slices(count, n);
   const size_t first = slices.offset(me);
   const size_t elements = slices.size(me);
-  const size_t chunk = std::max<size_t>(1, kChunkBytes / element);
+  const size_t chunk = std::max<size_t>(1, kShmStepBytes / element);  // the peers' parts stay in L2
   ScratchBuffer staging(static_cast<size_t>(n - 1) * std::min(chunk, std::max<size_t>(elements, 1)) * element);
   const auto* own_input = static_cast<const unsigned char*>(send);
   auto* out = static_cast<unsigned char*>(recv);

@@ -91,8 +91,8 @@ class ShmGroup {
   // Whether the ranks outnumber the cores some rank may run on (the same on
   // every rank).
   bool shares_cores() const { return shares_cores_; }
-  // What a rank does on each idle turn of a long wait, besides yielding: the
-  // hierarchical path keeps its transport between hosts moving (Channel::progress),
+  // What a rank does on each idle turn of a long wait, besides yielding: in a
+  // job across hosts, its communicator keeps UCX moving (Channel::progress),
   // because a peer on another host may be waiting on data this process holds.
   void set_idle_work(std::function<void()> work) { idle_work_ = std::move(work); }
   // Copies `bytes` at `remote` in `rank`'s process to `local`; returns 0 or
