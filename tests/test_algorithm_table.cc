@@ -192,7 +192,7 @@ void test_shared_memory_selection_is_pinned(void**) {
 void test_forced_names(void**) {
   assert_string_equal(dist::forced_all_reduce_names(nullptr, "", ", ").c_str(),
                       "ring, rabenseifner, recursive_doubling, shm, shm_direct, shm_read_write, shm_split, "
-                      "hierarchical, hier_rails, hier_leaders");
+                      "hierarchical, hier_streamed, hier_rails, hier_leaders");
   const dist::Path point_to_point = dist::Path::kPointToPoint;
   assert_string_equal(dist::forced_all_reduce_names(&point_to_point, "'", ", ").c_str(),
                       "'ring', 'rabenseifner', 'recursive_doubling'");
@@ -223,11 +223,14 @@ void test_forced_names(void**) {
 // hold different numbers of ranks, rails for large ones on even hosts; the
 // gathers on rails where they exist, else point to point over all ranks.
 void test_hierarchical_selection(void**) {
-  auto chosen = [](CollectiveKind kind, size_t bytes, bool even, const char* forced = "") {
+  auto chosen = [](CollectiveKind kind, size_t bytes, bool even, const char* forced = "", int hosts = 2,
+                   bool single_copy = false) {
     dist::Selection selection;
     selection.bytes = bytes;
     selection.ranks = 4;
     selection.even_hosts = even;
+    selection.hosts = hosts;
+    selection.single_copy = single_copy;
     dist::ForcedAllReduce resolved;
     assert_true(dist::find_forced_all_reduce(forced, &resolved));
     return std::string(dist::select_algorithm(kind, dist::Path::kHierarchical, selection, resolved).name);
@@ -244,6 +247,19 @@ void test_hierarchical_selection(void**) {
   assert_string_equal(chosen(CollectiveKind::kAllReduce, large, false, "hier_rails").c_str(), "hier_allreduce_leaders");
   assert_string_equal(chosen(CollectiveKind::kAllReduce, size_t{1} << 30, true, "hier_leaders").c_str(),
                       "hier_allreduce_leaders");
+  // Two hosts whose ranks reach each other's memory stream the large
+  // all-reduces; three hosts, or no single copy, take the rails.
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, large, true, "", 2, true).c_str(), "hier_allreduce_streamed");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, small, true, "", 2, true).c_str(), "hier_allreduce_leaders");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, large, true, "", 3, true).c_str(), "hier_allreduce_rails");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, large, false, "", 2, true).c_str(), "hier_allreduce_leaders");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, 0, true, "hier_streamed", 2, true).c_str(),
+                      "hier_allreduce_streamed");
+  // Forced where it cannot run: size decides among the others.
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, large, true, "hier_streamed", 3, true).c_str(),
+                      "hier_allreduce_rails");
+  assert_string_equal(chosen(CollectiveKind::kAllReduce, large, true, "hier_streamed", 2, false).c_str(),
+                      "hier_allreduce_rails");
   // A forced shared-memory row does not apply on this path: size decides.
   assert_string_equal(chosen(CollectiveKind::kAllReduce, 8, true, "shm_split").c_str(), "hier_allreduce_leaders");
   const size_t rails_broadcast = dist::kHierarchicalRailsMinBroadcastBytes;

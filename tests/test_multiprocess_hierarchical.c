@@ -125,13 +125,19 @@ static void test_requests(void** state) {
   }
 }
 
-/* The hierarchical all-reduces forced by name, at every size: the rails with
- * 0, 1 and fewer elements than local ranks, the leaders with megabytes. */
+/* The hierarchical all-reduces forced by name, at every size: the rails and
+ * the streamed all-reduce with 0, 1 and fewer elements than local ranks, in
+ * place and not, the streamed one with many chunks of a few MiB, the leaders
+ * with megabytes. */
 static void test_forced_all_reduces(void** state) {
   (void)state;
   struct launch launch;
   run_layout(&launch, "abab", DIST_COMM_PATH_HIERARCHICAL, "matrix", NULL, "DIST_ALLREDUCE_ALGO=hier_rails", 300);
   expect_all_succeed(&launch, "matrix with hier_rails", "abab");
+  run_layout(&launch, "abab", DIST_COMM_PATH_HIERARCHICAL, "matrix", NULL, "DIST_ALLREDUCE_ALGO=hier_streamed", 300);
+  expect_all_succeed(&launch, "matrix with hier_streamed", "abab");
+  run_layout(&launch, "aabb", DIST_COMM_PATH_HIERARCHICAL, "big", NULL, "DIST_ALLREDUCE_ALGO=hier_streamed", 300);
+  expect_all_succeed(&launch, "big with hier_streamed", "aabb");
   run_layout(&launch, "aabb", DIST_COMM_PATH_HIERARCHICAL, "big", NULL, "DIST_ALLREDUCE_ALGO=hier_leaders", 300);
   expect_all_succeed(&launch, "big with hier_leaders", "aabb");
 }

@@ -45,6 +45,10 @@ bool rails_for_all_reduce(const Selection& s) {
   return s.even_hosts && (s.forced || s.bytes > kHierarchicalLeadersMaxBytes);
 }
 
+bool streams_all_reduce(const Selection& s) {
+  return s.even_hosts && s.hosts == 2 && s.single_copy && (s.forced || s.bytes > kHierarchicalLeadersMaxBytes);
+}
+
 const AlgorithmRow kAllReduce[] = {
     {Algorithm::kShmAllReduceDirect, "shm_direct", kShm,
      "every rank combines the whole message itself: one announcement per step",
@@ -73,6 +77,10 @@ const AlgorithmRow kAllReduce[] = {
          shm_allreduce_split(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), op_of(r));
        }
      }},
+    {Algorithm::kHierAllReduceStreamed, "hier_allreduce_streamed", kHier,
+     "two hosts: each rank sums its block in the host chunk by chunk while the last chunks cross to the other host",
+     streams_all_reduce, "hier_streamed", 0,
+     [](const AlgorithmRun& r) { hier_allreduce_streamed(*r.hierarchy, r.call); }},
     {Algorithm::kHierAllReduceRails, "hier_allreduce_rails", kHier,
      "reduce-scatter in the host, all-reduce of each rank's shard on its rail, all-gather in the host",
      rails_for_all_reduce, "hier_rails", 0, [](const AlgorithmRun& r) { hier_allreduce_rails(*r.hierarchy, r.call); }},

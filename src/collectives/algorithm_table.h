@@ -47,6 +47,7 @@ enum class Algorithm {
   kShmAllToAllSingleCopy,
   kShmAllToAll,
   kShmBarrier,
+  kHierAllReduceStreamed,
   kHierAllReduceRails,
   kHierAllReduceLeaders,
   kHierReduceLeaders,
@@ -70,6 +71,7 @@ struct Selection {
   bool single_copy = false; // shared memory: the ranks reach each other's memory (shm/single_copy.h)
   bool shares_cores = false;  // shared memory: more ranks than some rank has cores
   bool even_hosts = false;  // hierarchical: every host has as many ranks (the rails exist)
+  int hosts = 1;            // hierarchical: how many hosts the ranks are on
   bool forced = false;      // the row's forced name was chosen: only what it can do counts, not size
 };
 

@@ -378,13 +378,6 @@ static void scenario_path(dist_context_t* context, int expected) {
     CHECK(strcmp(small, "shm_direct") == 0 && strcmp(large, "shm_split") == 0 && strcmp(movement, "shm") == 0,
           "shared-memory algorithms: %s %s %s", small, large, movement);
   } else if (path == DIST_COMM_PATH_HIERARCHICAL) {
-    /* Rails where every host runs as many ranks (DIST_TEST_EVEN_HOSTS=1), else leaders. */
-    const char* even = getenv("DIST_TEST_EVEN_HOSTS");
-    const int rails = even != NULL && strcmp(even, "1") == 0;
-    CHECK(strcmp(small, "hier_allreduce_leaders") == 0 &&
-              strcmp(large, rails ? "hier_allreduce_rails" : "hier_allreduce_leaders") == 0 &&
-              strcmp(movement, rails ? "hier_broadcast_rails" : "hier_broadcast_leaders") == 0,
-          "hierarchical algorithms: %s %s %s", small, large, movement);
     /* This rank's host alone: one segment, or one rank. */
     dist_comm_t* host = NULL;
     dist_comm_path_t host_path = -1;
@@ -397,6 +390,27 @@ static void scenario_path(dist_context_t* context, int expected) {
     if (host != NULL && dist_comm_rank(host, &host_rank) == DIST_OK) {
       check_reductions(host, host_rank, local_size, DIST_DTYPE_I32, DIST_OP_SUM, 1001, 0);
     }
+    /* Whether the host's ranks reach each other's memory: its all-gathers of
+     * 1 MiB blocks then read the peers' buffers. */
+    const char* host_gather = "";
+    if (host != NULL && local_size > 1) {
+      CHECK(dist_comm_algorithm(host, DIST_COLLECTIVE_ALL_GATHER, 1 << 20, &host_gather) == DIST_OK,
+            "host all-gather algorithm: %s", dist_last_error());
+    }
+    const int single_copy = strcmp(host_gather, "shm_single_copy") == 0;
+    /* Rails where every host runs as many ranks (DIST_TEST_EVEN_HOSTS=1),
+     * streamed between two hosts whose ranks reach each other's memory, else
+     * leaders. */
+    const char* even = getenv("DIST_TEST_EVEN_HOSTS");
+    const int rails = even != NULL && strcmp(even, "1") == 0;
+    const int two_hosts = local_size > 0 && n / local_size == 2;
+    const char* expected_large = !rails                      ? "hier_allreduce_leaders"
+                                 : two_hosts && single_copy ? "hier_allreduce_streamed"
+                                                            : "hier_allreduce_rails";
+    CHECK(strcmp(small, "hier_allreduce_leaders") == 0 && strcmp(large, expected_large) == 0 &&
+              strcmp(movement, rails ? "hier_broadcast_rails" : "hier_broadcast_leaders") == 0,
+          "hierarchical algorithms: %s %s %s (expected %s for the large all-reduce)", small, large, movement,
+          expected_large);
     dist_comm_destroy(host);
   } else {
     CHECK(strcmp(small, "recursive_doubling") == 0 && strncmp(movement, "broadcast_", 10) == 0,

@@ -17,6 +17,10 @@ namespace dist {
 // Reduce-scatter inside the host into the user's buffer, all-reduce of each
 // shard on its rail, all-gather inside the host in place.
 void hier_allreduce_rails(Hierarchy& h, const CollectiveCall& call);
+// Two hosts whose ranks reach each other's memory (single_copy.h): each rank
+// streams its block chunk by chunk, summing it in the host while the last
+// chunks cross to the other host.
+void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call);
 // Reduce to local rank 0, all-reduce between the leaders, broadcast inside.
 void hier_allreduce_leaders(Hierarchy& h, const CollectiveCall& call);
 // Reduce-scatter inside the host of the blocks each rail delivers, then

@@ -46,6 +46,7 @@ class Hierarchy {
   bool even() const { return layout_.even(); }
 
   ShmGroup* host_group() { return host_group_.get(); }
+  const ShmGroup* host_group() const { return host_group_.get(); }
   Channel& whole() { return whole_; }
   // Rank k of the rail is this rank's counterpart on host k. Even layouts only.
   Channel& rail();
@@ -69,6 +70,16 @@ class Hierarchy {
   // A phase between hosts: runs `part` over `view` by the point-to-point
   // table (run_collective), its messages carrying the whole call's words.
   void across(Channel& view, const CollectiveCall& part);
+  // The same for an algorithm's own transfers: phase(view) posts and waits
+  // for them between the view's begin and end.
+  template <typename Phase>
+  void across_with(Channel& view, Phase&& phase) {
+    view.begin(words_, seq_, deadline_);
+    phase(view);
+    view.end();
+  }
+  // The call's algorithm options (the pipeline chunk).
+  const AlgorithmOptions& options() const { return *options_; }
 
  private:
   Channel& whole_;

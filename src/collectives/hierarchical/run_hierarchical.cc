@@ -9,6 +9,8 @@ Selection hierarchical_selection(const Hierarchy& h, size_t bytes) {
   selection.bytes = bytes;
   selection.ranks = h.size();
   selection.even_hosts = h.even();
+  selection.hosts = h.num_hosts();
+  selection.single_copy = h.host_group() != nullptr && h.host_group()->single_copy();
   return selection;
 }
 
