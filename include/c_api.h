@@ -527,11 +527,12 @@ DIST_EXPORT dist_status_t dist_comm_split_host(dist_comm_t* comm, dist_comm_t** 
 /* All-reduce algorithm choice. AUTO picks by path, message size and rank count;
  * the environment variable DIST_ALLREDUCE_ALGO (ring, rabenseifner,
  * recursive_doubling, shm, shm_direct, shm_read_write, shm_split, hierarchical,
- * hier_rails, hier_leaders) overrides AUTO for every communicator; shm_direct,
+ * hier_streamed, hier_rails, hier_leaders) overrides AUTO for every communicator; shm_direct,
  * shm_read_write and shm_split force those shared-memory all-reduces where the path is
- * DIST_COMM_PATH_SHARED_MEMORY, hier_rails and hier_leaders those hierarchical
- * ones where it is DIST_COMM_PATH_HIERARCHICAL (rails only where every host
- * runs as many ranks), and leave the choice to size elsewhere. The library's table of algorithms
+ * DIST_COMM_PATH_SHARED_MEMORY, hier_streamed, hier_rails and hier_leaders those
+ * hierarchical ones where it is DIST_COMM_PATH_HIERARCHICAL (rails only where every
+ * host runs as many ranks; streamed only, besides, between two hosts whose ranks
+ * may read each other's memory), and leave the choice to size elsewhere. The library's table of algorithms
  * (src/collectives/algorithm_table.cc) lists them all, per collective. RING,
  * RABENSEIFNER and RECURSIVE_DOUBLING are point-to-point algorithms and use UCX
  * messages even on a shared-memory or hierarchical communicator; SHARED_MEMORY
