@@ -28,24 +28,36 @@ enum class CollectiveKind : int32_t {
 
 const char* name(CollectiveKind kind);
 
+// Where the caller's buffers live: ranks that disagree (one passes device
+// memory, another host memory) fail as for any other mismatch.
+enum class MemoryKind : int32_t {
+  kHost = 0,
+  kCuda = 1,  // staged through pinned host memory (collectives/staged_call.h)
+};
+
 struct CallSignature {
   CollectiveKind kind = CollectiveKind::kBarrier;
   DType dtype = DType::U8;
   ReduceOp op = ReduceOp::SUM;
   int32_t root = -1;   // -1 for collectives without a root
   uint64_t count = 0;  // elements per rank as the caller gave them
+  MemoryKind memory = MemoryKind::kHost;
 
   bool operator==(const CallSignature& other) const {
     return kind == other.kind && dtype == other.dtype && op == other.op && root == other.root &&
-           count == other.count;
+           count == other.count && memory == other.memory;
   }
   bool operator!=(const CallSignature& other) const { return !(*this == other); }
 };
 
+// The dtype and the memory kind in one field of the wire's words and of a
+// shared-memory record: dtype | memory << 8.
+int32_t dtype_and_memory(const CallSignature& signature);
+
 // The signature a peer sent as raw fields (a message header, a shared-memory
-// record), or nullopt when a field is out of range: a peer's bytes are checked
-// before they are believed.
-std::optional<CallSignature> signature_from_wire(int32_t kind, int32_t dtype, int32_t op, int32_t root,
+// record; `dtype_memory` as dtype_and_memory packs it), or nullopt when a
+// field is out of range: a peer's bytes are checked before they are believed.
+std::optional<CallSignature> signature_from_wire(int32_t kind, int32_t dtype_memory, int32_t op, int32_t root,
                                                  uint64_t count);
 
 // "all_reduce(f32, sum, count=1024)" / "broadcast(i32, root=0, count=7)".

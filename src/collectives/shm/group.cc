@@ -73,7 +73,7 @@ void ShmGroup::arrive() {
     record.first_step = step_;
     record.seq = seq_;
     record.kind = static_cast<int16_t>(signature_.kind);
-    record.dtype = static_cast<int16_t>(signature_.dtype);
+    record.dtype = static_cast<int16_t>(dtype_and_memory(signature_));
     record.op = static_cast<int16_t>(signature_.op);
     record.root = signature_.root;
     record.count = signature_.count;
