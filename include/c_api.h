@@ -593,14 +593,34 @@ typedef int32_t dist_op_t;
 
 typedef int32_t dist_memory_kind_t;
 #define DIST_MEMORY_HOST 0
+#define DIST_MEMORY_CUDA 1  /* device (or managed) memory of a CUDA device */
 
 typedef struct dist_buffer {
   void* data;
   uint64_t count;                 /* elements */
   dist_dtype_t dtype;
-  dist_memory_kind_t memory_kind; /* DIST_MEMORY_HOST */
-  void* stream;                   /* NULL for host memory */
+  dist_memory_kind_t memory_kind; /* DIST_MEMORY_HOST or DIST_MEMORY_CUDA */
+  void* stream;                   /* NULL for host memory; a cudaStream_t for CUDA
+                                     memory (NULL: the legacy default stream) */
 } dist_buffer_t;
+
+/* CUDA memory (builds with CUDA: dist_build_features; else DIST_ERR_UNSUPPORTED,
+ * and DIST_ERR_UNAVAILABLE where no device is usable) is taken by the
+ * collectives below except dist_all_to_all_v, and not by dist_send/dist_recv.
+ * A call's send and recv lie in the same kind of memory on the same stream; the
+ * memory kind is part of the call, so ranks that disagree fail with
+ * DIST_ERR_MISMATCH. The staged path runs it: the input is copied to pinned host
+ * memory on the stream, the host algorithms run on the copy (results bit for bit
+ * those of host buffers), and the result is copied back on the stream.
+ *  - Blocking: the call waits for the stream's work before it (within the
+ *    communicator's timeout), runs, and returns once the result is on the device.
+ *  - With a request: all of the call's stream work is enqueued before it
+ *    returns, so work enqueued on the stream afterwards sees the result; the
+ *    stream is held (a host function) until the communicator has run the call.
+ *    The request completes once the result is on the device; its completion
+ *    callback then runs on CUDA's host-function thread and must not call CUDA.
+ *    A call that fails still copies back (the result is then undefined).
+ * The calling thread's current device must be the buffers' device. */
 
 /* Every collective is called by every member of the communicator, in the same
  * order, with matching arguments; ranks that disagree (kind, dtype, count, op,

@@ -92,6 +92,30 @@ static void test_bad_buffers(void** state) {
   assert_dist_ok(dist_all_reduce(world, NULL, &empty, DIST_OP_SUM, NULL));
 }
 
+/* CUDA memory: refused by a build without CUDA, and, in one with it, where
+ * no device is usable or the data is host memory; never taken as host memory.
+ * Point-to-point messages and all_to_all_v take host memory only. */
+static void test_cuda_buffers(void** state) {
+  (void)state;
+  float data[8] = {0};
+  dist_buffer_t cuda = f32(data, 8);
+  cuda.memory_kind = DIST_MEMORY_CUDA;
+  const dist_status_t status = dist_all_reduce(world, NULL, &cuda, DIST_OP_SUM, NULL);
+  if ((dist_build_features() & DIST_FEATURE_CUDA) == 0) {
+    assert_int_equal(status, DIST_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dist_last_error(), "built without CUDA"));
+  } else if (status == DIST_ERR_UNAVAILABLE) {
+    assert_non_null(strstr(dist_last_error(), "recv is CUDA memory but"));
+  } else {
+    /* A device is there: this is host memory. */
+    assert_int_equal(status, DIST_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(dist_last_error(), "data is host memory"));
+  }
+  dist_buffer_t host = f32(data, 8);
+  assert_true(dist_send(world, &cuda, 0, 0, NULL) != DIST_OK);
+  assert_true(dist_all_to_all_v(world, &host, NULL, NULL, &cuda, NULL, NULL, NULL) != DIST_OK);
+}
+
 static void test_bad_roots_and_shapes(void** state) {
   (void)state;
   float data[8] = {0};
@@ -143,6 +167,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_single_process),
       cmocka_unit_test(test_bad_buffers),
+      cmocka_unit_test(test_cuda_buffers),
       cmocka_unit_test(test_bad_roots_and_shapes),
       cmocka_unit_test(test_context_arguments),
   };

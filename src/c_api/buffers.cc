@@ -4,6 +4,9 @@
 #include <string>
 
 #include "c_api/guard.h"
+#ifdef DIST_HAVE_CUDA
+#include "gpu/cuda_memory.h"
+#endif
 
 namespace dist {
 
@@ -13,18 +16,46 @@ Checked check_buffer(const dist_buffer_t* buffer, const char* name) {
   out.dtype = dtype_from_int(buffer->dtype);
   out.count = buffer->count;
   out.data = buffer->data;
+  out.stream = buffer->stream;
   const std::string field(name);
-  if (buffer->memory_kind != DIST_MEMORY_HOST) {
-    fail_invalid(field + ": memory_kind " + std::to_string(buffer->memory_kind) + " is not DIST_MEMORY_HOST");
-  }
-  if (buffer->stream != nullptr) fail_invalid(field + ": stream must be NULL for host memory");
   if (buffer->count > std::numeric_limits<size_t>::max() / 16 / size_of(out.dtype)) {
     fail_invalid(field + ": count " + std::to_string(buffer->count) + " is too large");
   }
   if (buffer->count > 0 && buffer->data == nullptr) {
     fail_invalid(field + ": data is NULL for count " + std::to_string(buffer->count));
   }
+  switch (buffer->memory_kind) {
+    case DIST_MEMORY_HOST:
+      if (buffer->stream != nullptr) fail_invalid(field + ": stream must be NULL for host memory");
+      break;
+    case DIST_MEMORY_CUDA:
+#ifdef DIST_HAVE_CUDA
+      check_device_buffer(buffer->data, static_cast<size_t>(buffer->count) * size_of(out.dtype), field);
+      out.memory = MemoryKind::kCuda;
+      break;
+#else
+      fail(Status::kUnsupported, field + ": memory_kind is DIST_MEMORY_CUDA but this libdistribute was built "
+                                         "without CUDA (dist_build_features)");
+#endif
+    default:
+      fail_invalid(field + ": memory_kind " + std::to_string(buffer->memory_kind) +
+                   " is neither DIST_MEMORY_HOST nor DIST_MEMORY_CUDA");
+  }
   return out;
+}
+
+void same_memory(const Checked& a, const Checked& b) {
+  if (a.memory != b.memory) {
+    fail_invalid(std::string("send is ") + (a.memory == MemoryKind::kCuda ? "CUDA" : "host") + " memory but recv is " +
+                 (b.memory == MemoryKind::kCuda ? "CUDA" : "host") + " memory");
+  }
+  if (a.stream != b.stream) fail_invalid("send and recv name different CUDA streams");
+}
+
+void host_memory_only(const Checked& buffer, const char* function) {
+  if (buffer.memory == MemoryKind::kCuda) {
+    fail(Status::kUnsupported, std::string(function) + " takes host memory only (DIST_MEMORY_HOST)");
+  }
 }
 
 }  // namespace dist

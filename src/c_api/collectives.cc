@@ -5,6 +5,9 @@
 #include "c_api/guard.h"
 #include "c_api/handles.h"
 #include "collectives/reduce_op.h"
+#ifdef DIST_HAVE_CUDA
+#include "collectives/staged_call.h"
+#endif
 
 using dist::call_guarded;
 using dist::require;
@@ -41,6 +44,7 @@ const void* input_of(const dist_buffer_t* send, const Checked& out, uint64_t sen
   if (send == nullptr) return out.data;
   Checked in = check_buffer(send, "send");
   same_dtype(in, out);
+  same_memory(in, out);
   expect_count(in.count, send_count, "send");
   return in.data;
 }
@@ -64,14 +68,29 @@ int32_t check_root(const Communicator& comm, int32_t root) {
 
 ReduceOp check_op(dist_op_t op) { return reduce_op_from_int(op); }
 
-// Runs blocking, or queues and hands back a request.
-void dispatch(dist_comm_t* comm, const CollectiveCall& call, dist_request_t** request) {
+// Runs blocking, or queues and hands back a request; on the staged path
+// where `buffers` (the call's recv, or its only buffer) is CUDA memory.
+void dispatch(dist_comm_t* comm, CollectiveCall call, dist_request_t** request, const Checked& buffers) {
+  call.signature.memory = buffers.memory;
+  Communicator& communicator = *comm->communicator;
+#ifdef DIST_HAVE_CUDA
+  if (buffers.memory == MemoryKind::kCuda) {
+    if (request == nullptr) {
+      run_staged(communicator, call, buffers.stream);
+      return;
+    }
+    auto handle = std::make_unique<dist_request>();
+    handle->operation = submit_staged(communicator, call, buffers.stream);
+    *request = handle.release();
+    return;
+  }
+#endif
   if (request == nullptr) {
-    comm->communicator->run(call);
+    communicator.run(call);
     return;
   }
   auto handle = std::make_unique<dist_request>();
-  handle->operation = comm->communicator->submit(call);
+  handle->operation = communicator.submit(call);
   *request = handle.release();
 }
 
@@ -101,7 +120,7 @@ DIST_EXPORT dist_status_t dist_all_reduce(dist_comm_t* comm, const dist_buffer_t
     const void* input = dist::input_of(send, out, out.count);
     dist::dispatch(comm, dist::make_call(dist::CollectiveKind::kAllReduce, out.dtype, dist::check_op(op), -1, out.count,
                                          input, out.data),
-                   request);
+                   request, out);
   });
 }
 
@@ -119,11 +138,12 @@ DIST_EXPORT dist_status_t dist_reduce(dist_comm_t* comm, const dist_buffer_t* se
     if (at_root) {
       if (recv == nullptr) dist::fail_invalid("recv is NULL at the root");
       dist::same_dtype(in, out);
+      dist::same_memory(in, out);
       dist::expect_count(out.count, in.count, "recv");
     }
     dist::dispatch(comm, dist::make_call(dist::CollectiveKind::kReduce, in.dtype, dist::check_op(op), root, in.count,
                                          in.data, at_root ? out.data : nullptr),
-                   request);
+                   request, in);
   });
 }
 
@@ -135,7 +155,7 @@ DIST_EXPORT dist_status_t dist_broadcast(dist_comm_t* comm, const dist_buffer_t*
     dist::Checked b = dist::check_buffer(buffer, "buffer");
     dist::dispatch(comm, dist::make_call(dist::CollectiveKind::kBroadcast, b.dtype, dist::ReduceOp::SUM, root, b.count,
                                          b.data, b.data),
-                   request);
+                   request, b);
   });
 }
 
@@ -149,7 +169,7 @@ DIST_EXPORT dist_status_t dist_all_gather(dist_comm_t* comm, const dist_buffer_t
     const void* input = dist::input_of(send, out, block);
     dist::dispatch(comm, dist::make_call(dist::CollectiveKind::kAllGather, out.dtype, dist::ReduceOp::SUM, -1, block,
                                          input, out.data),
-                   request);
+                   request, out);
   });
 }
 
@@ -162,7 +182,7 @@ DIST_EXPORT dist_status_t dist_reduce_scatter(dist_comm_t* comm, const dist_buff
     const void* input = dist::input_of(send, out, out.count * n);
     dist::dispatch(comm, dist::make_call(dist::CollectiveKind::kReduceScatter, out.dtype, dist::check_op(op), -1,
                                          out.count, input, out.data),
-                   request);
+                   request, out);
   });
 }
 
@@ -176,7 +196,7 @@ DIST_EXPORT dist_status_t dist_all_to_all(dist_comm_t* comm, const dist_buffer_t
     const void* input = dist::input_of(send, out, out.count);
     dist::dispatch(comm, dist::make_call(dist::CollectiveKind::kAllToAll, out.dtype, dist::ReduceOp::SUM, -1, block,
                                          input, out.data),
-                   request);
+                   request, out);
   });
 }
 
@@ -189,6 +209,8 @@ DIST_EXPORT dist_status_t dist_all_to_all_v(dist_comm_t* comm, const dist_buffer
     if (send == nullptr) dist::fail_invalid("send is NULL (all_to_all_v has no in-place form)");
     dist::Checked in = dist::check_buffer(send, "send");
     dist::Checked out = dist::check_buffer(recv, "recv");
+    dist::host_memory_only(in, "dist_all_to_all_v");
+    dist::host_memory_only(out, "dist_all_to_all_v");
     dist::same_dtype(in, out);
     dist::apart(in, out);
     require(send_counts, "send_counts");
@@ -197,7 +219,7 @@ DIST_EXPORT dist_status_t dist_all_to_all_v(dist_comm_t* comm, const dist_buffer
         dist::make_call(dist::CollectiveKind::kAllToAllV, out.dtype, dist::ReduceOp::SUM, -1, 0, in.data, out.data);
     call.blocks = dist::make_uneven_blocks(comm->communicator->size(), send_counts, send_offsets, in.count,
                                            recv_counts, recv_offsets, out.count);
-    dist::dispatch(comm, call, request);
+    dist::dispatch(comm, call, request, out);
   });
 }
 
@@ -206,7 +228,7 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
     require(comm, "comm");
     dist::dispatch(comm, dist::make_call(dist::CollectiveKind::kBarrier, dist::DType::U8, dist::ReduceOp::SUM, -1, 0,
                                          nullptr, nullptr),
-                   request);
+                   request, dist::Checked{});
   });
 }
 

@@ -17,6 +17,7 @@ void post(dist_comm_t* comm, const dist_buffer_t* buffer, int32_t peer, int32_t 
           dist_request_t** request) {
   require(comm, "comm");
   Checked b = check_buffer(buffer, "buffer");
+  host_memory_only(b, is_receive ? "dist_recv" : "dist_send");
   MessageSpec spec;
   spec.peer = peer == DIST_ANY_SOURCE ? MessageSpec::kAnySource : peer;
   spec.tag = tag;

@@ -2,6 +2,7 @@
 // which algorithm runs it (algorithm_table.h).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -27,6 +28,15 @@ namespace dist {
 // A piecewise all-reduce (piecewise.h) sets `pieces` and `sink` instead of
 // send and recv, and optionally `finish`; it runs only where
 // Communicator::takes_pieces() says so.
+// What a call whose input is still on its way (a device buffer being copied
+// to the host on the caller's stream) waits for before its first transfer.
+class InputGate {
+ public:
+  virtual ~InputGate() = default;
+  // Returns once the input is in place; throws kTimeout at `deadline`.
+  virtual void wait(std::chrono::steady_clock::time_point deadline) = 0;
+};
+
 struct CollectiveCall {
   CallSignature signature;
   const void* send = nullptr;
@@ -35,6 +45,7 @@ struct CollectiveCall {
   const ResultSink* sink = nullptr;
   const PartFinisher* finish = nullptr;
   std::shared_ptr<const UnevenBlocks> blocks{};  // all_to_all_v only
+  InputGate* gate = nullptr;  // null: the input is in place when the call is made
 };
 
 // Which algorithm to use; empty means choose by size and rank count.

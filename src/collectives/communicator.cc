@@ -174,6 +174,9 @@ const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const
 void Communicator::execute_call(const CollectiveCall& call) {
   const uint64_t seq = next_seq_++;
   try {
+    // The gate first, even on a failed communicator: it ends what the caller
+    // started on a stream (staged_call.h) before the call may fail.
+    if (call.gate != nullptr) call.gate->wait(std::chrono::steady_clock::now() + timeout_);
     failure_->check();
     // A forced point-to-point all-reduce bypasses the shared segment (to
     // compare the two); a forced shared-memory one falls back where there is none.

@@ -100,6 +100,7 @@ OP_MAX = 3
 OP_MEAN = 4
 
 MEMORY_HOST = 0
+MEMORY_CUDA = 1
 
 # Point to point.
 ANY_SOURCE = -1

@@ -56,6 +56,7 @@ const COMM_OPT_TIMEOUT_MS = UInt64(1) << 0
 const COMM_OPT_ALLREDUCE = UInt64(1) << 1
 
 const DIST_MEMORY_HOST = Int32(0)
+const DIST_MEMORY_CUDA = Int32(1)
 
 "A reduction (DIST_OP_*)."
 struct ReduceOp

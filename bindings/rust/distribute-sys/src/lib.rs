@@ -199,6 +199,7 @@ pub const DIST_OP_MEAN: dist_op_t = 4;
 
 pub type dist_memory_kind_t = i32;
 pub const DIST_MEMORY_HOST: dist_memory_kind_t = 0;
+pub const DIST_MEMORY_CUDA: dist_memory_kind_t = 1;
 
 pub type dist_collective_t = i32;
 pub const DIST_COLLECTIVE_ALL_REDUCE: dist_collective_t = 0;

@@ -1,0 +1,77 @@
+// What the staged path needs of CUDA: whether a buffer is device memory,
+// pinned host memory to stage it in, copies and host functions enqueued on
+// the caller's stream. A stream is passed as void* (a cudaStream_t; null is
+// the legacy default stream), as the C ABI carries it.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace dist {
+
+// Throws unless `data` (`bytes` bytes) is memory a CUDA device of this
+// process holds (device or managed memory): kUnavailable naming the
+// runtime's answer where no device is usable, kInvalidArgument naming `name`
+// for host memory or a pointer the runtime does not know.
+void check_device_buffer(const void* data, size_t bytes, const std::string& name);
+
+// Page-locked host memory, so that copies to and from the device run
+// asynchronously at full speed. Taken from a process-wide pool (cudaHostAlloc
+// costs milliseconds) and given back to it on destruction without any CUDA
+// call, so that a block may be dropped on CUDA's own host-function thread,
+// where CUDA calls are not allowed. The pool keeps every block it made.
+class PinnedBlock {
+ public:
+  PinnedBlock() = default;
+  // At least `bytes` bytes (uninitialized); throws kNoMemory.
+  explicit PinnedBlock(size_t bytes);
+  ~PinnedBlock();
+  PinnedBlock(PinnedBlock&& other) noexcept;
+  PinnedBlock& operator=(PinnedBlock&& other) noexcept;
+  PinnedBlock(const PinnedBlock&) = delete;
+  PinnedBlock& operator=(const PinnedBlock&) = delete;
+
+  unsigned char* data() const { return static_cast<unsigned char*>(data_); }
+  // Forgets the block without giving it back: for one a copy may still be
+  // writing or reading, which no later call may then be handed.
+  void abandon() {
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+
+ private:
+  void* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// Copies of `bytes` enqueued on `stream`; nothing for 0 bytes. Throw kSystem
+// naming the runtime's error.
+void copy_to_host_async(void* host, const void* device, size_t bytes, void* stream);
+void copy_to_device_async(void* device, const void* host, size_t bytes, void* stream);
+
+// A CUDA event recorded on a stream: the point its work had reached. Made and
+// destroyed on threads that may call CUDA (not in a host function).
+class StreamMark {
+ public:
+  explicit StreamMark(void* stream);  // records at once; throws kSystem
+  ~StreamMark();
+  StreamMark(const StreamMark&) = delete;
+  StreamMark& operator=(const StreamMark&) = delete;
+
+  // Whether the stream got there; throws kSystem for a stream that failed.
+  bool reached() const;
+  // Waits until reached; throws kTimeout at `deadline`, saying `what` did
+  // not finish on its stream.
+  void wait(std::chrono::steady_clock::time_point deadline, const std::string& what) const;
+
+ private:
+  void* event_ = nullptr;
+};
+
+// Enqueues function(argument) on `stream`: CUDA runs it on a thread of its
+// own once the work before it on the stream is done, and holds the work
+// after it until it returns. It must not call CUDA.
+void launch_host_function(void* stream, void (*function)(void*), void* argument);
+
+}  // namespace dist
