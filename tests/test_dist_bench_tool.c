@@ -426,11 +426,26 @@ static void test_bad_flags_are_named(void** state) {
   assert_failed_naming("--dtype");
   run_tool("--fast", NULL);
   assert_failed_naming("--fast");
+  run_tool("--memory", "gpu", NULL);
+  assert_failed_naming("--memory");
+}
+
+/* Device buffers: where the build has no CUDA or no device is usable, a clear
+ * failure naming the flag; where one is, checked rows as for host memory. */
+static void test_cuda_memory(void** state) {
+  (void)state;
+  run_tool("-n", "2", "--memory", "cuda", "--sizes", "4K,1M", "--seconds", "0.05", "--csv", NULL);
+  if (run.exit_code != 0) {
+    assert_failed_naming("--memory cuda");
+    return;
+  }
+  assert_non_null(strstr(run.out, "distribute,"));
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_flags_are_named),
+      cmocka_unit_test(test_cuda_memory),
       cmocka_unit_test(test_every_op_f32),
       cmocka_unit_test(test_every_op_bf16),
       cmocka_unit_test(test_every_op_i8),

@@ -20,12 +20,14 @@ constexpr Named kCollectives[] = {
     {"barrier", DIST_COLLECTIVE_BARRIER},
 };
 
-dist_buffer_t host_buffer(void* data, uint64_t count, const Dtype& dtype) {
+dist_buffer_t buffer_of(void* data, uint64_t count, const Dtype& dtype, dist_memory_kind_t memory_kind,
+                        void* stream) {
   dist_buffer_t b{};
   b.data = data;
   b.count = count;
   b.dtype = dtype.id;
-  b.memory_kind = DIST_MEMORY_HOST;
+  b.memory_kind = memory_kind;
+  b.stream = stream;
   return b;
 }
 
@@ -80,9 +82,9 @@ void check_status(dist_status_t status, const std::string& what) {
 }
 
 void call_collective(dist_comm_t* comm, dist_collective_t collective, const Dtype& dtype, const Layout& layout,
-                     void* send, void* recv) {
-  const dist_buffer_t in = host_buffer(send, layout.send_count, dtype);
-  const dist_buffer_t out = host_buffer(recv, layout.recv_count, dtype);
+                     void* send, void* recv, dist_memory_kind_t memory_kind, void* stream) {
+  const dist_buffer_t in = buffer_of(send, layout.send_count, dtype, memory_kind, stream);
+  const dist_buffer_t out = buffer_of(recv, layout.recv_count, dtype, memory_kind, stream);
   dist_status_t status = DIST_OK;
   switch (collective) {
     case DIST_COLLECTIVE_ALL_REDUCE:

@@ -34,9 +34,11 @@ Layout layout_for(dist_collective_t collective, uint64_t bytes, const Dtype& dty
 // Root of broadcast and reduce.
 constexpr int32_t kRoot = 0;
 
-// One blocking call. Broadcast works in `recv`; the sum is the reduction.
+// One blocking call on buffers of `memory_kind` (with `stream` for CUDA
+// memory). Broadcast works in `recv`; the sum is the reduction.
 void call_collective(dist_comm_t* comm, dist_collective_t collective, const Dtype& dtype, const Layout& layout,
-                     void* send, void* recv);
+                     void* send, void* recv, dist_memory_kind_t memory_kind = DIST_MEMORY_HOST,
+                     void* stream = nullptr);
 
 // busbw = algbw * factor (nccl-tests' definitions).
 double bus_factor(dist_collective_t collective, int ranks);

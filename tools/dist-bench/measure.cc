@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "collective.h"
+#include "placement.h"
 #include "verify.h"
 
 namespace dist::bench {
@@ -25,27 +26,34 @@ struct Row {
 };
 
 // Seconds per call over `calls` back-to-back calls, the slowest rank's.
-double time_calls(dist_comm_t* comm, const Options& o, const Layout& layout, std::vector<unsigned char>& send,
-                  std::vector<unsigned char>& recv, int calls) {
+double time_calls(dist_comm_t* comm, const Options& o, const Layout& layout, const Placement& where, void* send,
+                  void* recv, int calls) {
   check_status(dist_barrier(comm, nullptr), "barrier");
   const auto start = Clock::now();
-  for (int i = 0; i < calls; ++i) call_collective(comm, o.collective, *o.dtype, layout, send.data(), recv.data());
+  for (int i = 0; i < calls; ++i) {
+    call_collective(comm, o.collective, *o.dtype, layout, send, recv, where.memory_kind(), where.stream());
+  }
   return max_over_ranks(comm, std::chrono::duration<double>(Clock::now() - start).count() / calls);
 }
 
 // Warm-up calls, then as many timed to estimate one call's time; then
 // `repeats` batches sized to share the budget; the median batch.
-Row measure(dist_comm_t* comm, const Options& o, const Layout& layout, std::vector<unsigned char>& send,
-            std::vector<unsigned char>& recv, int ranks) {
+// `send` and `recv` are where.send()'s and where.recv()'s buffers.
+Row measure(dist_comm_t* comm, const Options& o, const Layout& layout, const Placement& where, void* send, void* recv,
+            int ranks) {
   constexpr int kWarmCalls = 5;
   // The first calls at a size set up buffers and paths; they are not timed.
-  for (int i = 0; i < kWarmCalls; ++i) call_collective(comm, o.collective, *o.dtype, layout, send.data(), recv.data());
-  const double per_call = time_calls(comm, o, layout, send, recv, kWarmCalls);
+  for (int i = 0; i < kWarmCalls; ++i) {
+    call_collective(comm, o.collective, *o.dtype, layout, send, recv, where.memory_kind(), where.stream());
+  }
+  const double per_call = time_calls(comm, o, layout, where, send, recv, kWarmCalls);
   const double batch_seconds = o.seconds_per_size / o.repeats;
   // Every rank must make the same number of calls: per_call is agreed on.
   const int batch = static_cast<int>(std::clamp(batch_seconds / std::max(per_call, 1e-9), 1.0, 1e6));
   std::vector<double> per_iteration;
-  for (int r = 0; r < o.repeats; ++r) per_iteration.push_back(time_calls(comm, o, layout, send, recv, batch));
+  for (int r = 0; r < o.repeats; ++r) {
+    per_iteration.push_back(time_calls(comm, o, layout, where, send, recv, batch));
+  }
   std::sort(per_iteration.begin(), per_iteration.end());
   Row row{};
   row.bytes = layout.csv_bytes;
@@ -108,12 +116,13 @@ int run_benchmark(dist_comm_t* comm, const Options& o) {
                                 std::to_string(recv_bytes) + " bytes (--sizes)");
   }
 
+  const Placement where(o.cuda, static_cast<size_t>(send_bytes), static_cast<size_t>(recv_bytes));
   if (rank == 0) print_header(o, ranks);
   for (const Layout& layout : layouts) {
     const char* algorithm = nullptr;
     check_status(dist_comm_algorithm(comm, o.collective, layout.contribution_bytes, &algorithm), "comm_algorithm");
-    if (o.check) verify_collective(comm, o.collective, *o.dtype, layout, send.data(), recv.data(), rank, ranks);
-    Row row = measure(comm, o, layout, send, recv, ranks);
+    if (o.check) verify_collective(comm, o.collective, *o.dtype, layout, send.data(), recv.data(), where, rank, ranks);
+    Row row = measure(comm, o, layout, where, where.send(send.data()), where.recv(recv.data()), ranks);
     row.algorithm = algorithm;
     if (rank == 0) print_row(o, row, ranks);
   }

@@ -15,6 +15,7 @@ const char* const kUsage =
     "                  [--algo auto|NAME]\n"
     "                  [--sizes 8,1K,64M,...]\n"
     "                  [--seconds S] [--repeats R] [--no-check] [--in-place] [--variant LABEL] [--csv]\n"
+    "                  [--memory host|cuda]\n"
     "\n"
     "Times one collective (default all_reduce, f32, sum; root 0 for reduce and\n"
     "broadcast) between the ranks of a cluster (TF_CONFIG, Slurm, MPI or torchrun\n"
@@ -28,8 +29,9 @@ const char* const kUsage =
     "--algo forces the all-reduce algorithm by a name of the library's table of\n"
     "algorithms (ring, shm_direct, ...; it goes to the ranks as DIST_ALLREDUCE_ALGO,\n"
     "and an unknown name is refused with the table's list). --in-place times all_reduce\n"
-    "with its result over its input. --collective and --algorithm are other\n"
-    "names for --op and --algo.\n";
+    "with its result over its input. --memory cuda times buffers in CUDA device\n"
+    "memory (each rank on the current device, on a stream of its own; builds with\n"
+    "CUDA). --collective and --algorithm are other names for --op and --algo.\n";
 
 namespace {
 
@@ -118,6 +120,10 @@ Options parse_options(int argc, char** argv) {
       if (o.variant.empty() || o.variant.find_first_of(",\n\"") != std::string::npos) {
         fail_invalid("--variant: " + quoted(o.variant) + " must be non-empty, without commas, quotes or newlines");
       }
+    } else if (flag == "--memory") {
+      const std::string memory = value();
+      if (memory != "host" && memory != "cuda") fail_invalid("--memory: " + quoted(memory) + " is neither host nor cuda");
+      o.cuda = memory == "cuda";
     } else if (flag == "--csv") {
       o.csv = true;
     } else {

@@ -23,6 +23,7 @@ struct Options {
   bool csv = false;
   bool check = true;                  // verify the result once per size
   bool in_place = false;              // --in-place: all_reduce's result over its input
+  bool cuda = false;                  // --memory cuda: the buffers are CUDA device memory
   std::string variant;                // the CSV's variant column; empty: the algorithm used
 };
 

@@ -117,13 +117,18 @@ double max_over_ranks(dist_comm_t* comm, double value) {
 }
 
 void verify_collective(dist_comm_t* comm, dist_collective_t collective, const Dtype& dtype, const Layout& layout,
-                       void* send, void* recv, int rank, int ranks) {
+                       void* send, void* recv, const Placement& where, int rank, int ranks) {
   if (collective == DIST_COLLECTIVE_BARRIER) {
     call_collective(comm, collective, dtype, layout, send, recv);  // no data: completing is the check
     return;
   }
   fill_input(collective, dtype, layout, send, recv, rank);
-  call_collective(comm, collective, dtype, layout, send, recv);
+  const size_t send_bytes = static_cast<size_t>(layout.send_count * dtype.size);
+  const size_t recv_bytes = static_cast<size_t>(layout.recv_count * dtype.size);
+  where.upload(send, send_bytes, recv, recv_bytes);
+  call_collective(comm, collective, dtype, layout, where.send(send), where.recv(recv), where.memory_kind(),
+                  where.stream());
+  where.download(recv, recv_bytes);
   const std::string wrong = first_wrong_element(collective, dtype, layout, recv, rank, ranks);
   const std::string what = std::string(collective_name(collective)) + " " + dtype.name + " at " +
                            std::to_string(layout.csv_bytes) + " bytes: wrong result, ";

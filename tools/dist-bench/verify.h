@@ -9,6 +9,7 @@
 #include <distribute/c_api.h>
 #include "collective.h"
 #include "dtype.h"
+#include "placement.h"
 
 namespace dist::bench {
 
@@ -27,8 +28,9 @@ class CheckReported : public std::exception {
 // rank saw a wrong element: that rank prints a line naming the collective,
 // dtype, size and first wrong element and throws CheckReported; the others
 // throw dist::Error saying another rank saw it.
+// `send`/`recv` are host arrays; the call runs on `where`'s buffers.
 void verify_collective(dist_comm_t* comm, dist_collective_t collective, const Dtype& dtype, const Layout& layout,
-                       void* send, void* recv, int rank, int ranks);
+                       void* send, void* recv, const Placement& where, int rank, int ranks);
 
 // The largest `value` over the ranks (an all-reduce MAX of one f64).
 double max_over_ranks(dist_comm_t* comm, double value);
