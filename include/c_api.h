@@ -510,8 +510,14 @@ typedef int32_t dist_comm_path_t;
 #define DIST_COMM_PATH_POINT_TO_POINT 1 /* UCX messages between ranks */
 #define DIST_COMM_PATH_SHARED_MEMORY  2 /* a segment shared by all ranks on one host */
 #define DIST_COMM_PATH_HIERARCHICAL   3 /* shared memory within each host, UCX messages between hosts */
+#define DIST_COMM_PATH_NCCL           4 /* calls on CUDA memory: NCCL (dist_comm_device_path) */
+#define DIST_COMM_PATH_STAGED         5 /* calls on CUDA memory: through pinned host memory */
 
 DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path_t* path);
+/* The path of comm's calls on CUDA memory (DIST_COMM_PATH_NCCL or _STAGED), which
+ * its ranks choose together at the first such call (see DIST_MEMORY_CUDA below).
+ * DIST_ERR_UNAVAILABLE before that call, and in builds without CUDA. */
+DIST_EXPORT dist_status_t dist_comm_device_path(const dist_comm_t* comm, dist_comm_path_t* path);
 
 /* Hosts. Members run on the same host when they share a kernel (hostname and
  * boot id agree). Hosts are numbered in the order of their first rank in the
@@ -609,17 +615,32 @@ typedef struct dist_buffer {
  * collectives below except dist_all_to_all_v, and not by dist_send/dist_recv.
  * A call's send and recv lie in the same kind of memory on the same stream; the
  * memory kind is part of the call, so ranks that disagree fail with
- * DIST_ERR_MISMATCH. The staged path runs it: the input is copied to pinned host
- * memory on the stream, the host algorithms run on the copy (results bit for bit
- * those of host buffers), and the result is copied back on the stream.
- *  - Blocking: the call waits for the stream's work before it (within the
- *    communicator's timeout), runs, and returns once the result is on the device.
- *  - With a request: all of the call's stream work is enqueued before it
- *    returns, so work enqueued on the stream afterwards sees the result; the
- *    stream is held (a host function) until the communicator has run the call.
- *    The request completes once the result is on the device; its completion
- *    callback then runs on CUDA's host-function thread and must not call CUDA.
- *    A call that fails still copies back (the result is then undefined).
+ * DIST_ERR_MISMATCH. At a communicator's first call on CUDA memory its ranks
+ * choose the path of all such calls together:
+ *  - NCCL, where every rank has NCCL (2.18 or later, opened at run time) and its
+ *    buffers on a GPU no other rank of the communicator uses, unless a rank sets
+ *    DIST_NCCL=0. The NCCL communicator is made then, on that call's device,
+ *    over the context (its setup fails on every rank, naming each rank's reason,
+ *    or succeeds on all); later calls must use the same device. Each call is
+ *    enqueued on the stream before it returns. A blocking call returns once its
+ *    result is on the device; a request completes then (its callback runs on the
+ *    library's watchdog thread). A call not done by the communicator's deadline,
+ *    a lost peer or dist_context_abort aborts the NCCL communicator and fails
+ *    every pending and later call on every rank. NCCL's arithmetic: f16 and
+ *    bf16 are summed in their own precision, MEAN of floats scales each
+ *    contribution by 1/n before the sum (integers: sum, then truncating
+ *    division, as on the host), MIN and MAX on NaN are NCCL's.
+ *  - Staged, everywhere else: the input is copied to pinned host memory on the
+ *    stream, the host algorithms run on the copy (results bit for bit those of
+ *    host buffers), and the result is copied back on the stream. Blocking: the
+ *    call waits for the stream's work before it (within the communicator's
+ *    timeout), runs, and returns once the result is on the device. With a
+ *    request: all of the call's stream work is enqueued before it returns, so
+ *    work enqueued on the stream afterwards sees the result; the stream is held
+ *    (a host function) until the communicator has run the call. The request
+ *    completes once the result is on the device; its completion callback then
+ *    runs on CUDA's host-function thread and must not call CUDA. A call that
+ *    fails still copies back (the result is then undefined).
  * The calling thread's current device must be the buffers' device. */
 
 /* Every collective is called by every member of the communicator, in the same

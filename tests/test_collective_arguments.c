@@ -111,6 +111,12 @@ static void test_cuda_buffers(void** state) {
     assert_int_equal(status, DIST_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(dist_last_error(), "data is host memory"));
   }
+  /* No call on CUDA memory ran: the device path is not chosen. */
+  dist_comm_path_t path = -1;
+  assert_dist_error(dist_comm_device_path(world, &path), DIST_ERR_UNAVAILABLE,
+                    (dist_build_features() & DIST_FEATURE_CUDA) ? "no call on CUDA memory" : "without CUDA");
+  assert_int_equal(path, -1);
+  assert_dist_error(dist_comm_device_path(world, NULL), DIST_ERR_INVALID_ARGUMENT, "path is NULL");
   dist_buffer_t host = f32(data, 8);
   assert_true(dist_send(world, &cuda, 0, 0, NULL) != DIST_OK);
   assert_true(dist_all_to_all_v(world, &host, NULL, NULL, &cuda, NULL, NULL, NULL) != DIST_OK);

@@ -6,7 +6,7 @@
 #include "c_api/handles.h"
 #include "collectives/reduce_op.h"
 #ifdef DIST_HAVE_CUDA
-#include "collectives/staged_call.h"
+#include "collectives/device_calls.h"
 #endif
 
 using dist::call_guarded;
@@ -75,12 +75,13 @@ void dispatch(dist_comm_t* comm, CollectiveCall call, dist_request_t** request, 
   Communicator& communicator = *comm->communicator;
 #ifdef DIST_HAVE_CUDA
   if (buffers.memory == MemoryKind::kCuda) {
+    DeviceCalls& device = communicator.device_calls();
     if (request == nullptr) {
-      run_staged(communicator, call, buffers.stream);
+      device.run(call, buffers.stream);
       return;
     }
     auto handle = std::make_unique<dist_request>();
-    handle->operation = submit_staged(communicator, call, buffers.stream);
+    handle->operation = device.submit(call, buffers.stream);
     *request = handle.release();
     return;
   }

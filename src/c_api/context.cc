@@ -135,6 +135,23 @@ DIST_EXPORT dist_status_t dist_comm_path(const dist_comm_t* comm, dist_comm_path
   });
 }
 
+DIST_EXPORT dist_status_t dist_comm_device_path(const dist_comm_t* comm, dist_comm_path_t* path) {
+  return call_guarded(__func__, [&] {
+    require(path, "path");
+    require(comm, "comm");
+#ifdef DIST_HAVE_CUDA
+    dist::Path chosen = dist::Path::kSelf;
+    if (comm->communicator->device_path(&chosen)) {
+      *path = static_cast<dist_comm_path_t>(chosen);
+      return;
+    }
+    dist::fail(dist::Status::kUnavailable, "no call on CUDA memory has been made on this communicator yet");
+#else
+    dist::fail(dist::Status::kUnavailable, "this libdistribute was built without CUDA");
+#endif
+  });
+}
+
 DIST_EXPORT dist_status_t dist_comm_local_rank(const dist_comm_t* comm, int32_t* local_rank) {
   return call_guarded(__func__, [&] {
     *require(local_rank, "local_rank") = require(comm, "comm")->communicator->hosts().local_rank;
@@ -166,7 +183,9 @@ DIST_EXPORT dist_status_t dist_comm_split_host(dist_comm_t* comm, dist_comm_t** 
 static_assert(static_cast<int32_t>(dist::Path::kSelf) == DIST_COMM_PATH_SELF &&
               static_cast<int32_t>(dist::Path::kPointToPoint) == DIST_COMM_PATH_POINT_TO_POINT &&
               static_cast<int32_t>(dist::Path::kSharedMemory) == DIST_COMM_PATH_SHARED_MEMORY &&
-              static_cast<int32_t>(dist::Path::kHierarchical) == DIST_COMM_PATH_HIERARCHICAL,
+              static_cast<int32_t>(dist::Path::kHierarchical) == DIST_COMM_PATH_HIERARCHICAL &&
+              static_cast<int32_t>(dist::Path::kNccl) == DIST_COMM_PATH_NCCL &&
+              static_cast<int32_t>(dist::Path::kStaged) == DIST_COMM_PATH_STAGED,
               "DIST_COMM_PATH_* numbers the paths as Path does");
 
 static_assert(static_cast<int32_t>(dist::CollectiveKind::kAllReduce) == DIST_COLLECTIVE_ALL_REDUCE &&

@@ -277,6 +277,7 @@ const PathRow kPaths[] = {
     {Path::kSharedMemory, "shared_memory", "shm", 4},
     {Path::kHierarchical, "hierarchical", "hierarchical", 5},
     {Path::kNccl, "nccl", nullptr, 0},
+    {Path::kStaged, "staged", nullptr, 0},
 };
 
 }  // namespace

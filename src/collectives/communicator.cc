@@ -13,6 +13,9 @@
 #include "collectives/shm/run_shm.h"
 #include "transport/ucx_channel.h"
 #include "transport/ucx_message_port.h"
+#ifdef DIST_HAVE_CUDA
+#include "collectives/device_calls.h"
+#endif
 
 namespace dist {
 
@@ -119,6 +122,9 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
 }
 
 Communicator::~Communicator() {
+#ifdef DIST_HAVE_CUDA
+  device_calls_.reset();  // its NCCL calls end first (each by its deadline)
+#endif
   {
     std::lock_guard<std::mutex> guard(queue_mutex_);
     stopping_ = true;
@@ -131,6 +137,17 @@ Communicator::~Communicator() {
   channel_.reset();
   context_.unregister_comm(id_);
 }
+
+#ifdef DIST_HAVE_CUDA
+DeviceCalls& Communicator::device_calls() {
+  if (device_calls_ == nullptr) device_calls_ = std::make_unique<DeviceCalls>(*this);
+  return *device_calls_;
+}
+
+bool Communicator::device_path(Path* path) const {
+  return device_calls_ != nullptr && device_calls_->path(path);
+}
+#endif
 
 const std::string& Communicator::forced_all_reduce() const {
   return algorithms_.all_reduce.empty() ? environment_all_reduce_ : algorithms_.all_reduce;

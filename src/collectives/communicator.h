@@ -27,6 +27,8 @@
 
 namespace dist {
 
+class DeviceCalls;
+
 class Communicator {
  public:
   // members[r] is the context rank of communicator rank r.
@@ -68,6 +70,15 @@ class Communicator {
   // Its point-to-point messages (point_to_point.h), apart from the calls
   // above; null on a communicator of one rank, which has no peer.
   MessagePort* messages() { return messages_.get(); }
+
+#ifdef DIST_HAVE_CUDA
+  // Its calls on CUDA buffers (device_calls.h).
+  DeviceCalls& device_calls();
+  // The path they took, once the first chose (false before).
+  bool device_path(Path* path) const;
+#endif
+  // Its failure state: the first failure, which every later call reports.
+  const std::shared_ptr<FailureFlag>& failure() const { return failure_; }
 
   // Collective over this communicator; nullptr for a negative color.
   std::unique_ptr<Communicator> split(int32_t color, int32_t key);
@@ -129,6 +140,9 @@ class Communicator {
   std::atomic<uint32_t> state_{0};
   bool stopping_ = false;
   std::thread worker_;
+#ifdef DIST_HAVE_CUDA
+  std::unique_ptr<DeviceCalls> device_calls_;  // made at the first call on CUDA buffers
+#endif
 };
 
 }  // namespace dist

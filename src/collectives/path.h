@@ -14,9 +14,10 @@ enum class Path : int32_t {
   kSharedMemory = 2,   // a segment shared by all ranks on one host
   kHierarchical = 3,   // shared memory within hosts, messages between them
   kNccl = 4,           // NCCL, for GPU buffers
+  kStaged = 5,         // GPU buffers through pinned host memory and the host path
 };
 
-// "self", "point_to_point", "shared_memory", "hierarchical", "nccl".
+// "self", "point_to_point", "shared_memory", "hierarchical", "nccl", "staged".
 const char* name(Path path);
 
 }  // namespace dist

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstring>
+
 #include "base/status.h"
 
 namespace dist {
@@ -39,6 +41,20 @@ void use_cuda_device(int device) {
     (void)cudaGetLastError();
     fail(Status::kUnavailable, "cudaSetDevice(" + std::to_string(device) + ") failed (" + runtime_words(error) + ")");
   }
+}
+
+DeviceIdentity cuda_device_identity(int device) {
+  cudaDeviceProp properties{};
+  const cudaError_t error = cudaGetDeviceProperties(&properties, device);
+  if (error != cudaSuccess) {
+    (void)cudaGetLastError();
+    fail(Status::kUnavailable,
+         "cudaGetDeviceProperties(" + std::to_string(device) + ") failed (" + runtime_words(error) + ")");
+  }
+  DeviceIdentity identity;
+  static_assert(sizeof properties.uuid.bytes == sizeof identity.bytes, "a CUDA UUID is 16 bytes");
+  std::memcpy(identity.bytes, properties.uuid.bytes, sizeof identity.bytes);
+  return identity;
 }
 
 }  // namespace dist

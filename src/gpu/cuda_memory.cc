@@ -115,6 +115,39 @@ void copy_to_device_async(void* device, const void* host, size_t bytes, void* st
         "cudaMemcpyAsync from pinned memory to the device");
 }
 
+int device_of(const void* data) {
+  cudaPointerAttributes attributes{};
+  check(cudaPointerGetAttributes(&attributes, data), "cudaPointerGetAttributes", Status::kInvalidArgument);
+  return attributes.device;
+}
+
+int current_device() {
+  int device = -1;
+  check(cudaGetDevice(&device), "cudaGetDevice", Status::kUnavailable);
+  return device;
+}
+
+StreamScratch::StreamScratch(size_t bytes, void* stream) : stream_(stream) {
+  check(cudaMallocAsync(&data_, bytes == 0 ? 1 : bytes, as_stream(stream)), "cudaMallocAsync", Status::kNoMemory);
+}
+
+StreamScratch::~StreamScratch() { (void)cudaFreeAsync(data_, as_stream(stream_)); }
+
+void copy_on_device_async(void* to, const void* from, size_t bytes, void* stream) {
+  if (bytes == 0) return;
+  check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, as_stream(stream)), "cudaMemcpyAsync on the device");
+}
+
+DeviceScope::DeviceScope(int device) {
+  check(cudaGetDevice(&previous_), "cudaGetDevice");
+  if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice", Status::kUnavailable);
+}
+
+DeviceScope::~DeviceScope() {
+  int now = -1;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) (void)cudaSetDevice(previous_);
+}
+
 StreamMark::StreamMark(void* stream) {
   cudaEvent_t event = nullptr;
   check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");

@@ -50,6 +50,43 @@ class PinnedBlock {
 void copy_to_host_async(void* host, const void* device, size_t bytes, void* stream);
 void copy_to_device_async(void* device, const void* host, size_t bytes, void* stream);
 
+// The device `data` lives on; throws kInvalidArgument for a pointer the
+// runtime does not know.
+int device_of(const void* data);
+// The calling thread's current device.
+int current_device();
+
+// Device memory for the length of some stream work: allocated and freed in
+// stream order (cudaMallocAsync), so no call waits for the stream.
+class StreamScratch {
+ public:
+  StreamScratch(size_t bytes, void* stream);  // throws kNoMemory
+  ~StreamScratch();                           // frees in stream order
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+  void* stream_ = nullptr;
+};
+
+// A copy between two device buffers, enqueued on `stream`.
+void copy_on_device_async(void* to, const void* from, size_t bytes, void* stream);
+
+// Makes `device` current for this thread while it lives, and the device that
+// was current before again afterwards: the caller's choice is theirs.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
 // A CUDA event recorded on a stream: the point its work had reached. Made and
 // destroyed on threads that may call CUDA (not in a host function).
 class StreamMark {

@@ -1,0 +1,150 @@
+#include "collectives/device_calls.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "collectives/staged_call.h"
+#include "gpu/cuda_device.h"
+#include "gpu/cuda_memory.h"
+#ifdef DIST_HAVE_NCCL
+#include "collectives/nccl_call.h"
+#include "collectives/nccl_setup.h"
+#include "gpu/nccl_library.h"
+#include "gpu/nccl_watchdog.h"
+#endif
+
+namespace dist {
+namespace {
+
+// What each rank tells the others at the first call.
+struct DeviceReport {
+  uint8_t nccl = 0;  // NCCL opened, and DIST_NCCL is not "0"
+  uint8_t reserved[3] = {};
+  int32_t device = -1;
+  DeviceIdentity identity;
+};
+
+bool nccl_wanted() {
+  const char* setting = std::getenv("DIST_NCCL");
+  return setting == nullptr || std::strcmp(setting, "0") != 0;
+}
+
+bool nccl_here() {
+#ifdef DIST_HAVE_NCCL
+  return nccl_wanted() && NcclLibrary::instance().available();
+#else
+  return false;
+#endif
+}
+
+// The device of the call's buffers: recv's, or send's where recv is null
+// (reduce off the root); the calling thread's current device where both are
+// (an empty call).
+int device_of_call(const CollectiveCall& call) {
+  const void* data = call.recv != nullptr ? call.recv : call.send;
+  return data != nullptr ? device_of(data) : current_device();
+}
+
+std::chrono::steady_clock::time_point deadline_of(const Communicator& comm) {
+  return std::chrono::steady_clock::now() + comm.timeout();
+}
+
+}  // namespace
+
+DeviceCalls::DeviceCalls(Communicator& comm) : comm_(comm) {}
+
+DeviceCalls::~DeviceCalls() {
+#ifdef DIST_HAVE_NCCL
+  watchdog_.reset();  // waits for the pending calls, each by its deadline
+  nccl_.reset();
+#endif
+}
+
+bool DeviceCalls::path(Path* path) const {
+  if (!chosen_) return false;
+  *path = path_;
+  return true;
+}
+
+void DeviceCalls::choose(int device) {
+  DeviceReport mine;
+  mine.nccl = nccl_here() ? 1 : 0;
+  mine.device = device;
+  if (device >= 0) mine.identity = cuda_device_identity(device);
+  std::vector<DeviceReport> all(static_cast<size_t>(comm_.size()));
+  CollectiveCall gather;
+  gather.signature.kind = CollectiveKind::kAllGather;
+  gather.signature.dtype = DType::U8;
+  gather.signature.count = sizeof mine;
+  gather.send = &mine;
+  gather.recv = all.data();
+  comm_.run(gather);
+  // Every rank sees the same reports, so every rank makes the same choice.
+  bool nccl = true;
+  for (size_t r = 0; r < all.size() && nccl; ++r) {
+    nccl = all[r].nccl == 1 && all[r].device >= 0;
+    for (size_t q = 0; q < r && nccl; ++q) {
+      nccl = std::memcmp(all[r].identity.bytes, all[q].identity.bytes, sizeof all[r].identity.bytes) != 0;
+    }
+  }
+#ifdef DIST_HAVE_NCCL
+  // All or nothing on every rank: a failed setup throws everywhere, and the
+  // next call chooses again.
+  if (nccl) {
+    nccl_ = setup_nccl(comm_, device, deadline_of(comm_));
+    watchdog_ = std::make_unique<NcclWatchdog>(*nccl_, comm_.failure());
+  }
+#endif
+  device_ = device;
+  path_ = nccl ? Path::kNccl : Path::kStaged;
+  chosen_ = true;
+}
+
+std::unique_ptr<StreamMark> DeviceCalls::enqueue(const CollectiveCall& call, void* stream) {
+#ifdef DIST_HAVE_NCCL
+  const int device = device_of_call(call);
+  if (device >= 0 && device != device_) {
+    fail_invalid("the buffers are on CUDA device " + std::to_string(device) + " but this communicator's NCCL path "
+                 "runs on device " + std::to_string(device_));
+  }
+  std::unique_ptr<StreamMark> mark;
+  watchdog_->enqueue([&] {
+    DeviceScope scope(device_);
+    enqueue_nccl_call(*nccl_, call, comm_.rank(), comm_.size(), stream, deadline_of(comm_));
+    mark = std::make_unique<StreamMark>(stream);
+  });
+  return mark;
+#else
+  (void)call;
+  (void)stream;
+  fail(Status::kInternal, "the NCCL path without NCCL");
+#endif
+}
+
+void DeviceCalls::run(const CollectiveCall& call, void* stream) {
+  if (!chosen_) choose(device_of_call(call));
+  if (path_ == Path::kStaged) {
+    run_staged(comm_, call, stream);
+    return;
+  }
+#ifdef DIST_HAVE_NCCL
+  watchdog_->wait(enqueue(call, stream), deadline_of(comm_), describe(call.signature) + " on NCCL");
+#endif
+}
+
+std::shared_ptr<Operation> DeviceCalls::submit(const CollectiveCall& call, void* stream) {
+  if (!chosen_) choose(device_of_call(call));
+  if (path_ == Path::kStaged) return submit_staged(comm_, call, stream);
+  auto op = std::make_shared<Operation>(call);
+#ifdef DIST_HAVE_NCCL
+  watchdog_->watch(enqueue(call, stream), deadline_of(comm_), describe(call.signature) + " on NCCL",
+                   [op](Status status, const std::string& message) { op->complete(status, message); });
+#endif
+  return op;
+}
+
+}  // namespace dist
