@@ -76,10 +76,13 @@ void DeviceCalls::choose(int device) {
   mine.device = device;
   if (device >= 0) mine.identity = cuda_device_identity(device);
   std::vector<DeviceReport> all(static_cast<size_t>(comm_.size()));
+  // Part of a call on CUDA memory, and marked so: a rank that made a host
+  // call instead fails with a mismatch that says so.
   CollectiveCall gather;
   gather.signature.kind = CollectiveKind::kAllGather;
   gather.signature.dtype = DType::U8;
   gather.signature.count = sizeof mine;
+  gather.signature.memory = MemoryKind::kCuda;
   gather.send = &mine;
   gather.recv = all.data();
   comm_.run(gather);
