@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cstring>
 
 #include "collectives/algorithm_thresholds.h"
 #include "collectives/algorithms/block_layout.h"
@@ -7,16 +6,10 @@
 #include "collectives/hierarchical/algorithms.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/peer_buffers.h"
 
 namespace dist {
 namespace {
-
-// What a rank publishes to its host: where its input and its result start.
-struct Buffers {
-  uint64_t input;
-  uint64_t result;
-};
-static_assert(sizeof(Buffers) <= kShmInlineBytes, "both addresses ride in the call record");
 
 // Transfers between the two hosts in flight at once, each of one chunk: enough
 // to keep the link busy while this rank sums the next chunk in its host.
@@ -55,14 +48,8 @@ void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call) {
   const auto* own_input = static_cast<const unsigned char*>(call.send);
   auto* out = static_cast<unsigned char*>(call.recv);
 
-  h.in_host([&](ShmGroup&) {
-    const Buffers mine{reinterpret_cast<uintptr_t>(call.send), reinterpret_cast<uintptr_t>(call.recv)};
-    std::memcpy(group.my_area(sizeof mine), &mine, sizeof mine);
-    group.arrive_and_wait();
-  });
-  Buffers peers[kShmMaxRanks];
-  for (int r = 0; r < n; ++r) std::memcpy(&peers[r], group.area(r, sizeof peers[r]), sizeof peers[r]);
-  group.next_step();
+  PeerBuffers peers[kShmMaxRanks];
+  h.in_host([&](ShmGroup&) { exchange_peer_buffers(group, call.send, call.recv, peers); });
 
   const size_t chunk = std::max<size_t>(1, choose_chunk_bytes(h.options()) / element);
   const size_t read_chunk = std::max<size_t>(1, kShmStepBytes / element);  // the peers' parts stay in L2
@@ -81,26 +68,16 @@ void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call) {
       *offset = (first + c * chunk) * element;
       *count = std::min(chunk, elements - c * chunk);
     };
-    // Chunk c's host sum, into the result.
+    // Chunk c's host sum, into the result, a step's worth at a time.
     auto sum_in_host = [&](size_t c) {
       size_t offset, count;
       extent(c, &offset, &count);
-      const void* inputs[kShmMaxRanks];
       for (size_t done = 0; done < count && outcome.error == 0;) {
         const size_t k = std::min(read_chunk, count - done);
-        const size_t at = offset + done * element;
-        const size_t bytes = k * element;
-        // Each rank starts with the next one: two ranks do not copy from one peer at once.
-        for (int step = 1; step < n && outcome.error == 0; ++step) {
-          const int peer = (me + step) % n;
-          unsigned char* into = from_peers.data() + static_cast<size_t>(step - 1) * bytes;
-          outcome.error = group.read_from(peer, reinterpret_cast<const void*>(peers[peer].input + at), into, bytes);
-          if (outcome.error != 0) outcome.peer = peer;
-          inputs[peer] = into;
+        if (!combine_from_peers(group, peers, own_input, out, offset + done * element, k, s.dtype, op,
+                                from_peers.data(), outcome)) {
+          return;
         }
-        if (outcome.error != 0) return;
-        inputs[me] = own_input + at;
-        reduce_many(out + at, inputs, static_cast<size_t>(n), k, s.dtype, op);
         done += k;
       }
     };
@@ -115,12 +92,7 @@ void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call) {
       const void* sums[2] = {first_host ? out + offset : theirs, first_host ? theirs : out + offset};
       reduce_many(out + offset, sums, 2, count, s.dtype, op);
       if (s.op == ReduceOp::MEAN) finalize_mean(out + offset, count, s.dtype, h.size());
-      for (int step = 1; step < n && outcome.error == 0; ++step) {
-        const int peer = (me + step) % n;
-        outcome.error =
-            group.write_to(peer, reinterpret_cast<void*>(peers[peer].result + offset), out + offset, count * element);
-        if (outcome.error != 0) outcome.peer = peer;
-      }
+      write_to_peers(group, peers, out, offset, count * element, outcome);
     };
     // A chunk that failed in the host still crosses (as it is), so that the
     // other host's rank is not left waiting for it; the host's ranks learn
