@@ -161,8 +161,22 @@ func TestPathAndAlgorithmOfOneRank(t *testing.T) {
 		t.Errorf("hierarchical on one rank: %v", err)
 	}
 	if PathPointToPoint.String() != "point_to_point" || PathSharedMemory.String() != "shared_memory" ||
-		PathHierarchical.String() != "hierarchical" || CommPath(9).String() != "" {
+		PathHierarchical.String() != "hierarchical" || PathNCCL.String() != "nccl" ||
+		PathStaged.String() != "staged" || CommPath(9).String() != "" {
 		t.Error("CommPath names")
+	}
+}
+
+func TestDevicePathBeforeAnyCallOnCUDAMemory(t *testing.T) {
+	if PathNCCL != 4 || PathStaged != 5 {
+		t.Errorf("PathNCCL, PathStaged: %d, %d", PathNCCL, PathStaged)
+	}
+	w := world(t)
+	// Nothing is chosen until the first call on CUDA memory (never, without CUDA).
+	_, err := w.DevicePath()
+	var e *Error
+	if !errors.As(err, &e) || e.Status != ErrUnavailable || !strings.Contains(e.Message, "CUDA") {
+		t.Errorf("device path: %v", err)
 	}
 }
 

@@ -4,7 +4,8 @@ package distribute
 import "C"
 
 // CommPath says how a communicator's collectives travel; all its ranks decide
-// it together when it is created.
+// it together when it is created (the path of its calls on CUDA memory, PathNCCL
+// or PathStaged, at the first such call).
 type CommPath int32
 
 const (
@@ -12,10 +13,12 @@ const (
 	PathPointToPoint CommPath = C.DIST_COMM_PATH_POINT_TO_POINT // UCX messages between ranks
 	PathSharedMemory CommPath = C.DIST_COMM_PATH_SHARED_MEMORY  // a segment shared by all ranks on one host
 	PathHierarchical CommPath = C.DIST_COMM_PATH_HIERARCHICAL   // shared memory within each host, UCX messages between hosts
+	PathNCCL         CommPath = C.DIST_COMM_PATH_NCCL           // calls on CUDA memory: NCCL (DevicePath)
+	PathStaged       CommPath = C.DIST_COMM_PATH_STAGED         // calls on CUDA memory: through pinned host memory
 )
 
-// String is "self", "point_to_point", "shared_memory" or "hierarchical" ("" for
-// another value).
+// String is "self", "point_to_point", "shared_memory", "hierarchical", "nccl" or
+// "staged" ("" for another value).
 func (p CommPath) String() string {
 	switch p {
 	case PathSelf:
@@ -26,6 +29,10 @@ func (p CommPath) String() string {
 		return "shared_memory"
 	case PathHierarchical:
 		return "hierarchical"
+	case PathNCCL:
+		return "nccl"
+	case PathStaged:
+		return "staged"
 	}
 	return ""
 }
@@ -47,6 +54,15 @@ const (
 func (c *Comm) Path() (CommPath, error) {
 	var p C.dist_comm_path_t
 	err := c.locked(func(h *C.dist_comm_t) C.dist_status_t { return C.dist_comm_path(h, &p) })
+	return CommPath(p), err
+}
+
+// DevicePath says how this communicator's calls on CUDA memory travel, PathNCCL
+// or PathStaged, which its ranks choose together at the first such call. Before
+// that call, and in builds without CUDA, it gives ErrUnavailable.
+func (c *Comm) DevicePath() (CommPath, error) {
+	var p C.dist_comm_path_t
+	err := c.locked(func(h *C.dist_comm_t) C.dist_status_t { return C.dist_comm_device_path(h, &p) })
 	return CommPath(p), err
 }
 

@@ -261,6 +261,7 @@ _PROTOTYPES = {
     "dist_comm_size": (status_t, [handle_p, _i32_out]),
     "dist_comm_configure": (status_t, [handle_p, ctypes.POINTER(CommOptions)]),
     "dist_comm_path": (status_t, [handle_p, _i32_out]),
+    "dist_comm_device_path": (status_t, [handle_p, _i32_out]),
     "dist_comm_local_rank": (status_t, [handle_p, _i32_out]),
     "dist_comm_local_size": (status_t, [handle_p, _i32_out]),
     "dist_comm_num_hosts": (status_t, [handle_p, _i32_out]),

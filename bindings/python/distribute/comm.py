@@ -18,7 +18,8 @@ ALGORITHMS = {"auto": C.ALLREDUCE_AUTO, "ring": C.ALLREDUCE_RING, "rabenseifner"
               "recursive_doubling": C.ALLREDUCE_RECURSIVE_DOUBLING, "shared_memory": C.ALLREDUCE_SHARED_MEMORY,
               "hierarchical": C.ALLREDUCE_HIERARCHICAL}
 PATHS = {C.COMM_PATH_SELF: "self", C.COMM_PATH_POINT_TO_POINT: "point_to_point",
-         C.COMM_PATH_SHARED_MEMORY: "shared_memory", C.COMM_PATH_HIERARCHICAL: "hierarchical"}
+         C.COMM_PATH_SHARED_MEMORY: "shared_memory", C.COMM_PATH_HIERARCHICAL: "hierarchical",
+         C.COMM_PATH_NCCL: "nccl", C.COMM_PATH_STAGED: "staged"}
 COLLECTIVES = {"all_reduce": C.COLLECTIVE_ALL_REDUCE, "reduce": C.COLLECTIVE_REDUCE,
                "broadcast": C.COLLECTIVE_BROADCAST, "all_gather": C.COLLECTIVE_ALL_GATHER,
                "reduce_scatter": C.COLLECTIVE_REDUCE_SCATTER, "all_to_all": C.COLLECTIVE_ALL_TO_ALL,
@@ -170,6 +171,14 @@ class Comm(HandleOwner):
         messages), "shared_memory" (one host, a shared segment) or "hierarchical"
         (shared memory within each host, UCX messages between hosts)."""
         return PATHS[self._query(lib.dist_comm_path)]
+
+    @property
+    def device_path(self):
+        """How the calls on CUDA memory travel: "nccl" or "staged" (through pinned
+        host memory), which the ranks choose together at the first such call.
+        Before that call, and in builds without CUDA, it raises DistError with
+        status ERR_UNAVAILABLE."""
+        return PATHS[self._query(lib.dist_comm_device_path)]
 
     @property
     def local_rank(self):

@@ -103,3 +103,14 @@ def test_path_and_algorithm_of_one_rank(context):
         world.configure(allreduce="hierarchical")
     assert caught.value.status == distribute.constants.ERR_UNSUPPORTED
     assert "DIST_ALLREDUCE_HIERARCHICAL" in caught.value.message
+
+
+def test_device_path_before_any_call_on_cuda_memory(context):
+    assert (distribute.constants.COMM_PATH_NCCL, distribute.constants.COMM_PATH_STAGED) == (4, 5)
+    assert (distribute.comm.PATHS[4], distribute.comm.PATHS[5]) == ("nccl", "staged")
+    # Nothing is chosen until the first call on CUDA memory (never, without CUDA).
+    with pytest.raises(distribute.DistError) as caught:
+        context.world.device_path
+    assert caught.value.status == distribute.constants.ERR_UNAVAILABLE
+    assert "CUDA" in caught.value.message
+    assert caught.value.message == distribute.last_error()

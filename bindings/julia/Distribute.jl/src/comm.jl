@@ -102,6 +102,20 @@ function comm_path(c::Comm)
 end
 
 """
+    device_path(c)
+
+How the calls of `c` on CUDA memory travel: `:nccl` or `:staged` (through pinned
+host memory), which its ranks choose together at the first such call. Before that
+call, and in builds without CUDA, a `DistError` with `DIST_ERR_UNAVAILABLE`.
+"""
+function device_path(c::Comm)
+    out = Ref{Int32}(0)
+    check(ccall((:dist_comm_device_path, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}), c.ptr, out))
+    haskey(COMM_PATHS, out[]) || throw(DistError(DIST_ERR_INVALID_ARGUMENT, "unknown communicator path $(out[])"))
+    return COMM_PATHS[out[]]
+end
+
+"""
     algorithm(c, collective, bytes)
 
 The algorithm `c` runs for `collective` (`:all_reduce`, `:reduce`, `:broadcast`,

@@ -48,7 +48,7 @@ const ALLREDUCE_ALGORITHMS = Dict(:auto => Int32(0), :ring => Int32(1), :rabense
                                   :recursive_doubling => Int32(3), :shared_memory => Int32(4),
                                   :hierarchical => Int32(5))
 const COMM_PATHS = Dict(Int32(0) => :self, Int32(1) => :point_to_point, Int32(2) => :shared_memory,
-                        Int32(3) => :hierarchical)
+                        Int32(3) => :hierarchical, Int32(4) => :nccl, Int32(5) => :staged)
 const COLLECTIVES = Dict(:all_reduce => Int32(0), :reduce => Int32(1), :broadcast => Int32(2),
                          :all_gather => Int32(3), :reduce_scatter => Int32(4), :all_to_all => Int32(5),
                          :barrier => Int32(6))

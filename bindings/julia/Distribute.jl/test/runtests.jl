@@ -156,6 +156,8 @@ include("two_ranks.jl")
         @test_throws DistError all_reduce!(w, zeros(Float32, 5), zeros(Float32, 4))
         configure!(w; timeout_ms = 5000, allreduce = :ring)
         @test comm_path(w) == :self
+        err = try device_path(w); nothing catch e; e end  # nothing chosen before a call on CUDA memory
+        @test err isa DistError && err.status == Distribute.DIST_ERR_UNAVAILABLE && occursin("CUDA", err.message)
         @test all(algorithm(w, c, 1 << 20) == "self" for c in keys(Distribute.COLLECTIVES))
         err = try algorithm(w, 7, 8); nothing catch e; e end
         @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT

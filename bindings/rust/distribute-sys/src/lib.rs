@@ -157,6 +157,8 @@ pub const DIST_COMM_PATH_SELF: dist_comm_path_t = 0;
 pub const DIST_COMM_PATH_POINT_TO_POINT: dist_comm_path_t = 1;
 pub const DIST_COMM_PATH_SHARED_MEMORY: dist_comm_path_t = 2;
 pub const DIST_COMM_PATH_HIERARCHICAL: dist_comm_path_t = 3;
+pub const DIST_COMM_PATH_NCCL: dist_comm_path_t = 4;
+pub const DIST_COMM_PATH_STAGED: dist_comm_path_t = 5;
 
 pub type dist_allreduce_algorithm_t = i32;
 pub const DIST_ALLREDUCE_AUTO: dist_allreduce_algorithm_t = 0;
@@ -492,6 +494,7 @@ extern "C" {
     pub fn dist_comm_rank(comm: *const dist_comm_t, rank: *mut i32) -> dist_status_t;
     pub fn dist_comm_size(comm: *const dist_comm_t, size: *mut i32) -> dist_status_t;
     pub fn dist_comm_path(comm: *const dist_comm_t, path: *mut dist_comm_path_t) -> dist_status_t;
+    pub fn dist_comm_device_path(comm: *const dist_comm_t, path: *mut dist_comm_path_t) -> dist_status_t;
     pub fn dist_comm_local_rank(comm: *const dist_comm_t, local_rank: *mut i32) -> dist_status_t;
     pub fn dist_comm_local_size(comm: *const dist_comm_t, local_size: *mut i32) -> dist_status_t;
     pub fn dist_comm_num_hosts(comm: *const dist_comm_t, num_hosts: *mut i32) -> dist_status_t;

@@ -56,6 +56,10 @@ pub enum CommPath {
     SharedMemory,
     /// Shared memory within each host, UCX messages between hosts.
     Hierarchical,
+    /// Calls on CUDA memory: NCCL ([`Comm::device_path`]).
+    Nccl,
+    /// Calls on CUDA memory: through pinned host memory ([`Comm::device_path`]).
+    Staged,
 }
 
 impl CommPath {
@@ -65,6 +69,8 @@ impl CommPath {
             sys::DIST_COMM_PATH_POINT_TO_POINT => Some(CommPath::PointToPoint),
             sys::DIST_COMM_PATH_SHARED_MEMORY => Some(CommPath::SharedMemory),
             sys::DIST_COMM_PATH_HIERARCHICAL => Some(CommPath::Hierarchical),
+            sys::DIST_COMM_PATH_NCCL => Some(CommPath::Nccl),
+            sys::DIST_COMM_PATH_STAGED => Some(CommPath::Staged),
             _ => None,
         }
     }
@@ -207,6 +213,16 @@ impl<'ctx> Comm<'ctx> {
         let mut path = 0;
         // SAFETY: a live handle and a valid output.
         check(unsafe { sys::dist_comm_path(self.raw, &mut path) })?;
+        CommPath::from_raw(path).ok_or_else(|| Error::invalid(format!("unknown communicator path {path}")))
+    }
+
+    /// How this communicator's calls on CUDA memory travel ([`CommPath::Nccl`] or
+    /// [`CommPath::Staged`]), which its ranks choose together at the first such
+    /// call. DIST_ERR_UNAVAILABLE before that call, and in builds without CUDA.
+    pub fn device_path(&self) -> Result<CommPath> {
+        let mut path = 0;
+        // SAFETY: a live handle and a valid output.
+        check(unsafe { sys::dist_comm_device_path(self.raw, &mut path) })?;
         CommPath::from_raw(path).ok_or_else(|| Error::invalid(format!("unknown communicator path {path}")))
     }
 

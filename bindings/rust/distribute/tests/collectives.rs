@@ -112,3 +112,15 @@ fn path_and_algorithm_of_one_rank() {
     assert_eq!(error.status(), sys::DIST_ERR_UNSUPPORTED);
     assert!(error.message().contains("DIST_ALLREDUCE_HIERARCHICAL"), "{error}");
 }
+
+#[test]
+fn device_path_before_any_call_on_cuda_memory() {
+    assert_eq!((sys::DIST_COMM_PATH_NCCL, sys::DIST_COMM_PATH_STAGED), (4, 5));
+    assert_eq!((CommPath::from_raw(4), CommPath::from_raw(5)), (Some(CommPath::Nccl), Some(CommPath::Staged)));
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    // Nothing is chosen until the first call on CUDA memory (never, without CUDA).
+    let error = world.device_path().unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_UNAVAILABLE);
+    assert!(error.message().contains("CUDA"), "{error}");
+}

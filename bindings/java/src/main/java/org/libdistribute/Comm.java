@@ -85,6 +85,15 @@ public final class Comm implements AutoCloseable {
   }
 
   /**
+   * How this communicator's calls on CUDA memory travel ({@link CommPath#NCCL} or {@link
+   * CommPath#STAGED}), which its ranks choose together at the first such call; before that call,
+   * and in builds without CUDA, a DistException with ERR_UNAVAILABLE.
+   */
+  public CommPath devicePath() {
+    return CommPath.of(Queries.int32(out -> DistLibrary.LIB.dist_comm_device_path(handle.get(), out)));
+  }
+
+  /**
    * The algorithm this communicator runs for one collective with {@code bytes} bytes per
    * rank (unsigned): "shm_direct", "ring", "self", ... (see dist_comm_algorithm).
    */

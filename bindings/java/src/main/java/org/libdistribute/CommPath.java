@@ -1,6 +1,9 @@
 package org.libdistribute;
 
-/** How a communicator's collectives travel (DIST_COMM_PATH_*), decided by all its ranks at creation. */
+/**
+ * How a communicator's collectives travel (DIST_COMM_PATH_*), decided by all its ranks at creation
+ * (the path of its calls on CUDA memory, NCCL or STAGED, at the first such call).
+ */
 public enum CommPath {
   /** one rank: nothing travels */
   SELF(0),
@@ -9,7 +12,11 @@ public enum CommPath {
   /** a memory segment shared by all ranks, on one host */
   SHARED_MEMORY(2),
   /** shared memory within each host, UCX messages between hosts */
-  HIERARCHICAL(3);
+  HIERARCHICAL(3),
+  /** calls on CUDA memory: NCCL ({@link Comm#devicePath}) */
+  NCCL(4),
+  /** calls on CUDA memory: through pinned host memory */
+  STAGED(5);
 
   public final int value;
 

@@ -265,6 +265,7 @@ interface DistLibrary extends Library {
   int dist_comm_size(Pointer comm, IntByReference size);
   int dist_comm_configure(Pointer comm, CommOptionsStruct options);
   int dist_comm_path(Pointer comm, IntByReference path);
+  int dist_comm_device_path(Pointer comm, IntByReference path);
   int dist_comm_local_rank(Pointer comm, IntByReference localRank);
   int dist_comm_local_size(Pointer comm, IntByReference localSize);
   int dist_comm_num_hosts(Pointer comm, IntByReference numHosts);

@@ -148,6 +148,22 @@ public class CollectivesTest {
     }
   }
 
+  @Test
+  public void devicePathBeforeAnyCallOnCudaMemory() {
+    assertArrayEquals(new int[] {4, 5}, new int[] {CommPath.NCCL.value, CommPath.STAGED.value});
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      // Nothing is chosen until the first call on CUDA memory (never, without CUDA).
+      try {
+        w.devicePath();
+        fail("a device path before any call on CUDA memory");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_UNAVAILABLE, e.status());
+        assertTrue(e.detail(), e.detail().contains("CUDA"));
+      }
+    }
+  }
+
   /** Configuring the all-reduce algorithm fails with ERR_UNSUPPORTED naming it. */
   private static void assertUnsupported(Comm w, int algorithm, String name) {
     try {
