@@ -5,6 +5,8 @@
  * device is usable. */
 #include <cuda_runtime_api.h>
 
+#include "gpu/device_check.h"
+
 #include "test_support.h"
 
 #define CUDA_OK(call) assert_int_equal((call), cudaSuccess)
@@ -133,13 +135,7 @@ static void test_staged(void** state) {
 }
 
 int main(void) {
-  int devices = 0;
-  const cudaError_t error = cudaGetDeviceCount(&devices);
-  if (error != cudaSuccess || devices == 0) {
-    printf("skipped: no CUDA device (%s)\n",
-           error != cudaSuccess ? cudaGetErrorString(error) : "the runtime sees none");
-    return 77;
-  }
+  skip_without_device();
   if (cudaSetDevice(0) != cudaSuccess) {
     printf("cudaSetDevice(0) failed\n");
     return 1;

@@ -4,6 +4,8 @@
  * time and reaped by PID. */
 #include <cuda_runtime_api.h>
 
+#include "gpu/device_check.h"
+
 #include "multiprocess/launch.h"
 #include "test_support.h"
 
@@ -46,13 +48,7 @@ static void test_memory_kind_mismatch(void** state) {
 }
 
 int main(void) {
-  int devices = 0;
-  const cudaError_t error = cudaGetDeviceCount(&devices);
-  if (error != cudaSuccess || devices == 0) {
-    printf("skipped: no CUDA device (%s)\n",
-           error != cudaSuccess ? cudaGetErrorString(error) : "the runtime sees none");
-    return 77;
-  }
+  skip_without_device();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stream_ordering),
       cmocka_unit_test(test_memory_kind_mismatch),
