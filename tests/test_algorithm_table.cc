@@ -270,6 +270,10 @@ void test_hierarchical_selection(void**) {
   assert_string_equal(chosen(CollectiveKind::kAllGather, 8, true).c_str(), "hier_allgather_rails");
   assert_string_equal(chosen(CollectiveKind::kAllGather, 8, false).c_str(), "hier_allgather_point_to_point");
   assert_string_equal(chosen(CollectiveKind::kReduceScatter, 8, true).c_str(), "hier_reduce_scatter_rails");
+  assert_string_equal(chosen(CollectiveKind::kReduceScatter, 8, true, "", 2, true).c_str(),
+                      "hier_reduce_scatter_streamed");
+  assert_string_equal(chosen(CollectiveKind::kReduceScatter, 8, true, "", 3, true).c_str(),
+                      "hier_reduce_scatter_rails");
   assert_string_equal(chosen(CollectiveKind::kReduceScatter, 8, false).c_str(), "hier_reduce_scatter_point_to_point");
   assert_string_equal(chosen(CollectiveKind::kAllToAll, 8, true).c_str(), "hier_alltoall_point_to_point");
   assert_string_equal(chosen(CollectiveKind::kBarrier, 0, false).c_str(), "hier_barrier_leaders");

@@ -45,8 +45,11 @@ bool rails_for_all_reduce(const Selection& s) {
   return s.even_hosts && (s.forced || s.bytes > kHierarchicalLeadersMaxBytes);
 }
 
+// Two hosts of as many ranks each, whose ranks reach each other's memory.
+bool streams_between_two_hosts(const Selection& s) { return s.even_hosts && s.hosts == 2 && s.single_copy; }
+
 bool streams_all_reduce(const Selection& s) {
-  return s.even_hosts && s.hosts == 2 && s.single_copy && (s.forced || s.bytes > kHierarchicalLeadersMaxBytes);
+  return streams_between_two_hosts(s) && (s.forced || s.bytes > kHierarchicalLeadersMaxBytes);
 }
 
 const AlgorithmRow kAllReduce[] = {
@@ -180,6 +183,10 @@ const AlgorithmRow kReduceScatter[] = {
      [](const AlgorithmRun& r) {
        shm_reduce_scatter(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), op_of(r));
      }},
+    {Algorithm::kHierReduceScatterStreamed, "hier_reduce_scatter_streamed", kHier,
+     "two hosts: each rank sums its and its counterpart's blocks in the host while the last chunks cross",
+     streams_between_two_hosts, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_reduce_scatter_streamed(*r.hierarchy, r.call); }},
     {Algorithm::kHierReduceScatterRails, "hier_reduce_scatter_rails", kHier,
      "reduce-scatter in the host of what each rail delivers, then on the rails",
      [](const Selection& s) { return s.even_hosts; }, nullptr, 0,

@@ -55,6 +55,7 @@ enum class Algorithm {
   kHierBroadcastLeaders,
   kHierAllGatherRails,
   kHierAllGatherPointToPoint,
+  kHierReduceScatterStreamed,
   kHierReduceScatterRails,
   kHierReduceScatterPointToPoint,
   kHierAllToAllPointToPoint,

@@ -23,6 +23,10 @@ void hier_allreduce_rails(Hierarchy& h, const CollectiveCall& call);
 void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call);
 // Reduce to local rank 0, all-reduce between the leaders, broadcast inside.
 void hier_allreduce_leaders(Hierarchy& h, const CollectiveCall& call);
+// Two hosts whose ranks reach each other's memory: each rank sums its own
+// and its counterpart's block over the host, chunk by chunk, while the last
+// chunks of the counterpart's cross to it.
+void hier_reduce_scatter_streamed(Hierarchy& h, const CollectiveCall& call);
 // Reduce-scatter inside the host of the blocks each rail delivers, then
 // reduce-scatter on the rails.
 void hier_reduce_scatter_rails(Hierarchy& h, const CollectiveCall& call);

@@ -74,8 +74,9 @@ void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call) {
       extent(c, &offset, &count);
       for (size_t done = 0; done < count && outcome.error == 0;) {
         const size_t k = std::min(read_chunk, count - done);
-        if (!combine_from_peers(group, peers, own_input, out, offset + done * element, k, s.dtype, op,
-                                from_peers.data(), outcome)) {
+        const size_t at = offset + done * element;
+        if (!combine_from_peers(group, peers, at, own_input + at, out + at, k, s.dtype, op, from_peers.data(),
+                                outcome)) {
           return;
         }
         done += k;

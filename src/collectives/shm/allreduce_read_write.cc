@@ -38,7 +38,10 @@ void shm_allreduce_read_write(ShmGroup& group, const void* send, void* recv, siz
   for (size_t at = first; at < first + elements; at += chunk) {
     const size_t k = std::min(chunk, first + elements - at);
     const size_t offset = at * element;
-    if (!combine_from_peers(group, peers, send, recv, offset, k, dtype, op, staging.data(), outcome)) break;
+    if (!combine_from_peers(group, peers, offset, static_cast<const unsigned char*>(send) + offset, out + offset, k,
+                            dtype, op, staging.data(), outcome)) {
+      break;
+    }
     if (op == ReduceOp::MEAN) finalize_mean(out + offset, k, dtype, n);
     if (!write_to_peers(group, peers, recv, offset, k * element, outcome)) break;
   }

@@ -18,9 +18,8 @@ void exchange_peer_buffers(ShmGroup& group, const void* send, void* recv, PeerBu
   group.next_step();
 }
 
-bool combine_from_peers(const ShmGroup& group, const PeerBuffers* all, const void* own_input, void* out,
-                        size_t offset, size_t count, DType dtype, ReduceOp op, unsigned char* staging,
-                        SingleCopyOutcome& outcome) {
+bool combine_from_peers(const ShmGroup& group, const PeerBuffers* all, size_t offset, const void* own, void* out,
+                        size_t count, DType dtype, ReduceOp op, unsigned char* staging, SingleCopyOutcome& outcome) {
   const int n = group.size();
   const int me = group.rank();
   const size_t bytes = count * size_of(dtype);
@@ -37,8 +36,8 @@ bool combine_from_peers(const ShmGroup& group, const PeerBuffers* all, const voi
     }
     inputs[peer] = into;
   }
-  inputs[me] = static_cast<const unsigned char*>(own_input) + offset;
-  reduce_many(static_cast<unsigned char*>(out) + offset, inputs, static_cast<size_t>(n), count, dtype, op);
+  inputs[me] = own;
+  reduce_many(out, inputs, static_cast<size_t>(n), count, dtype, op);
   return true;
 }
 

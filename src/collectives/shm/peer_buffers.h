@@ -27,12 +27,11 @@ struct PeerBuffers {
 void exchange_peer_buffers(ShmGroup& group, const void* send, void* recv, PeerBuffers* all);
 
 // Combines `count` elements at byte `offset` of every rank's input, in rank
-// order, into out + offset: the peers' parts are read into `staging`
-// ((size - 1) * count elements). False, with `outcome` saying which read
-// failed, when one did.
-bool combine_from_peers(const ShmGroup& group, const PeerBuffers* all, const void* own_input, void* out,
-                        size_t offset, size_t count, DType dtype, ReduceOp op, unsigned char* staging,
-                        SingleCopyOutcome& outcome);
+// order, into `out`; this rank's part is read at `own` (its input + offset).
+// The peers' parts are read into `staging` ((size - 1) * count elements).
+// False, with `outcome` saying which read failed, when one did.
+bool combine_from_peers(const ShmGroup& group, const PeerBuffers* all, size_t offset, const void* own, void* out,
+                        size_t count, DType dtype, ReduceOp op, unsigned char* staging, SingleCopyOutcome& outcome);
 
 // Writes `bytes` at out + offset into every peer's result at the same offset.
 // False, with `outcome` saying which write failed, when one did.

@@ -1,0 +1,114 @@
+#include <algorithm>
+#include <cstring>
+
+#include "collectives/algorithm_thresholds.h"
+#include "collectives/algorithms/scratch_buffer.h"
+#include "collectives/hierarchical/algorithms.h"
+#include "collectives/reduce_kernels.h"
+#include "collectives/shm/algorithms.h"
+#include "collectives/shm/peer_buffers.h"
+
+namespace dist {
+namespace {
+
+// Transfers between the two hosts in flight at once, each of one chunk.
+constexpr size_t kChunksInFlight = 4;
+
+}  // namespace
+
+// Two hosts, L ranks on each; this rank's counterpart is the rank of the same
+// local rank on the other host. Of the 2L blocks of every input, this rank
+// needs its own block summed over all ranks, and its counterpart needs the
+// counterpart's. Chunk by chunk through the block, this rank sums both
+// blocks over its host (reading the host peers' inputs, process_vm_readv):
+// the counterpart's block goes to the counterpart, its own stays here and is
+// combined with what the counterpart sends of it (host 0's sum first, on
+// both sides). The host's ranks only read each other's inputs, meeting twice
+// per call (the addresses; the end of the reads); each rank moves its
+// counterpart's block once over the link, the link's share of the bound.
+// Against hier_reduce_scatter_rails there is no packed copy of the whole
+// input and no reduce-scatter through the segment's slots before the link.
+//
+// In place, the result lands in recv's first block, which a host peer may
+// still be reading as part of its input: it is gathered aside and copied
+// there once every host peer is done.
+void hier_reduce_scatter_streamed(Hierarchy& h, const CollectiveCall& call) {
+  const CallSignature& s = call.signature;
+  const size_t element = size_of(s.dtype);
+  const size_t count = static_cast<size_t>(s.count);
+  const ReduceOp op = combining_op(s.op);
+  ShmGroup& group = *h.host_group();
+  const int other_host = 1 - h.host();
+  const int counterpart = h.layout().ranks_on[static_cast<size_t>(other_host)][static_cast<size_t>(h.local_rank())];
+  const size_t my_block = static_cast<size_t>(h.rank()) * count * element;
+  const size_t their_block = static_cast<size_t>(counterpart) * count * element;
+  const auto* input = static_cast<const unsigned char*>(call.send);
+  const bool in_place = call.send == call.recv;
+  ScratchBuffer aside(in_place ? count * element : 0);
+  unsigned char* result = in_place ? aside.data() : static_cast<unsigned char*>(call.recv);
+
+  PeerBuffers peers[kShmMaxRanks];
+  h.in_host([&](ShmGroup&) { exchange_peer_buffers(group, call.send, call.recv, peers); });
+
+  const size_t chunk = std::max<size_t>(1, choose_chunk_bytes(h.options()) / element);
+  const size_t read_chunk = std::max<size_t>(1, kShmStepBytes / element);  // the peers' parts stay in L2
+  const size_t staged = std::min(chunk, std::max<size_t>(count, 1));
+  ScratchBuffer to_other_host(kChunksInFlight * staged * element);
+  ScratchBuffer from_other_host(kChunksInFlight * staged * element);
+  ScratchBuffer from_peers(static_cast<size_t>(group.size() - 1) * std::min(read_chunk, staged) * element);
+  const size_t chunks = (count + chunk - 1) / chunk;
+  SingleCopyOutcome outcome;
+
+  // The host's sum of `elements` at byte `offset` of every input, into `out`.
+  auto sum_in_host = [&](size_t offset, size_t elements, unsigned char* out) {
+    for (size_t done = 0; done < elements && outcome.error == 0;) {
+      const size_t k = std::min(read_chunk, elements - done);
+      const size_t at = offset + done * element;
+      if (!combine_from_peers(group, peers, at, input + at, out + done * element, k, s.dtype, op, from_peers.data(),
+                              outcome)) {
+        return;
+      }
+      done += k;
+    }
+  };
+
+  h.across_with(h.rail(), [&](Channel& rail) {
+    const int other = 1 - rail.rank();
+    const bool first_host = rail.rank() == 0;
+    TransferId received[kChunksInFlight];
+    TransferId sent[kChunksInFlight];
+    auto slot = [&](ScratchBuffer& buffer, size_t c) { return buffer.data() + (c % kChunksInFlight) * staged * element; };
+    // Chunk c once the counterpart's sum of it is here: combined, finished.
+    auto finish = [&](size_t c) {
+      const size_t offset = c * chunk * element;
+      const size_t elements = std::min(chunk, count - c * chunk);
+      rail.wait(received[c % kChunksInFlight]);
+      rail.wait(sent[c % kChunksInFlight]);
+      if (outcome.error != 0) return;
+      unsigned char* mine = result + offset;
+      const unsigned char* theirs = slot(from_other_host, c);
+      const void* sums[2] = {first_host ? mine : theirs, first_host ? theirs : mine};
+      reduce_many(mine, sums, 2, elements, s.dtype, op);
+      if (s.op == ReduceOp::MEAN) finalize_mean(mine, elements, s.dtype, h.size());
+    };
+    // A chunk whose reads failed still crosses (as it is), so that the other
+    // host's rank is not left waiting for it; the host's ranks learn of the
+    // failure at the end.
+    for (size_t c = 0; c < chunks; ++c) {
+      if (c >= kChunksInFlight) finish(c - kChunksInFlight);
+      const size_t offset = c * chunk * element;
+      const size_t elements = std::min(chunk, count - c * chunk);
+      received[c % kChunksInFlight] = rail.recv(other, slot(from_other_host, c), elements * element);
+      sum_in_host(their_block + offset, elements, slot(to_other_host, c));
+      sent[c % kChunksInFlight] = rail.send(other, slot(to_other_host, c), elements * element);
+      sum_in_host(my_block + offset, elements, result + offset);
+    }
+    for (size_t c = chunks > kChunksInFlight ? chunks - kChunksInFlight : 0; c < chunks; ++c) finish(c);
+    // An empty call still exchanges the call's header with the counterpart.
+    if (chunks == 0) rail.send_recv(other, nullptr, 0, other, nullptr, 0);
+  });
+  end_single_copies(group, outcome, "read from");
+  if (in_place) std::memcpy(call.recv, aside.data(), count * element);
+}
+
+}  // namespace dist
