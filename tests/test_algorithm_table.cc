@@ -268,6 +268,9 @@ void test_hierarchical_selection(void**) {
   assert_string_equal(chosen(CollectiveKind::kBroadcast, rails_broadcast, false).c_str(), "hier_broadcast_leaders");
   assert_string_equal(chosen(CollectiveKind::kReduce, 1 << 20, true).c_str(), "hier_reduce_leaders");
   assert_string_equal(chosen(CollectiveKind::kAllGather, 8, true).c_str(), "hier_allgather_rails");
+  assert_string_equal(chosen(CollectiveKind::kAllGather, 8, true, "", 2, true).c_str(), "hier_allgather_streamed");
+  assert_string_equal(chosen(CollectiveKind::kAllGather, 8, false, "", 2, true).c_str(),
+                      "hier_allgather_point_to_point");
   assert_string_equal(chosen(CollectiveKind::kAllGather, 8, false).c_str(), "hier_allgather_point_to_point");
   assert_string_equal(chosen(CollectiveKind::kReduceScatter, 8, true).c_str(), "hier_reduce_scatter_rails");
   assert_string_equal(chosen(CollectiveKind::kReduceScatter, 8, true, "", 2, true).c_str(),

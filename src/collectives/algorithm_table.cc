@@ -165,6 +165,10 @@ const AlgorithmRow kAllGather[] = {
      [](const AlgorithmRun& r) {
        shm_allgather(*r.group, r.call.send, r.call.recv, count_of(r), dtype_of(r), false);
      }},
+    {Algorithm::kHierAllGatherStreamed, "hier_allgather_streamed", kHier,
+     "two hosts: each rank trades its block with its counterpart chunk by chunk and writes both into its host peers'",
+     streams_between_two_hosts, nullptr, 0,
+     [](const AlgorithmRun& r) { hier_allgather_streamed(*r.hierarchy, r.call); }},
     {Algorithm::kHierAllGatherRails, "hier_allgather_rails", kHier,
      "all-gather on the rails, then in the host straight into the result",
      [](const Selection& s) { return s.even_hosts; }, nullptr, 0,

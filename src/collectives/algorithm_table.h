@@ -53,6 +53,7 @@ enum class Algorithm {
   kHierReduceLeaders,
   kHierBroadcastRails,
   kHierBroadcastLeaders,
+  kHierAllGatherStreamed,
   kHierAllGatherRails,
   kHierAllGatherPointToPoint,
   kHierReduceScatterStreamed,

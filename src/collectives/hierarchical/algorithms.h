@@ -30,6 +30,10 @@ void hier_reduce_scatter_streamed(Hierarchy& h, const CollectiveCall& call);
 // Reduce-scatter inside the host of the blocks each rail delivers, then
 // reduce-scatter on the rails.
 void hier_reduce_scatter_rails(Hierarchy& h, const CollectiveCall& call);
+// Two hosts whose ranks reach each other's memory: each rank trades its
+// block with its counterpart chunk by chunk and writes both into its host
+// peers' results.
+void hier_allgather_streamed(Hierarchy& h, const CollectiveCall& call);
 // All-gather on the rails, then all-gather inside the host straight into the
 // user's buffer.
 void hier_allgather_rails(Hierarchy& h, const CollectiveCall& call);

@@ -1,0 +1,80 @@
+#include <algorithm>
+
+#include "collectives/algorithm_thresholds.h"
+#include "collectives/hierarchical/algorithms.h"
+#include "collectives/shm/algorithms.h"
+#include "collectives/shm/memory_copy.h"
+#include "collectives/shm/peer_buffers.h"
+
+namespace dist {
+namespace {
+
+// Transfers between the two hosts in flight at once, each of one chunk.
+constexpr size_t kChunksInFlight = 4;
+
+}  // namespace
+
+// Two hosts, L ranks on each; this rank's counterpart is the rank of the same
+// local rank on the other host. Chunk by chunk, this rank sends its block to
+// the counterpart and receives the counterpart's straight into its place in
+// the result, and writes both blocks into its host peers' results
+// (process_vm_writev) as they are here: every block reaches every rank once,
+// the link carries each block once each way, and the host's ranks meet twice
+// per call (the addresses; the end of the writes) instead of at every step of
+// a gather through the segment's slots.
+//
+// In place too: a rank writes only its own and its counterpart's blocks, in
+// its own result and its host peers'.
+void hier_allgather_streamed(Hierarchy& h, const CollectiveCall& call) {
+  const CallSignature& s = call.signature;
+  const size_t element = size_of(s.dtype);
+  const size_t count = static_cast<size_t>(s.count);
+  const size_t block_bytes = count * element;
+  ShmGroup& group = *h.host_group();
+  const int other_host = 1 - h.host();
+  const int counterpart = h.layout().ranks_on[static_cast<size_t>(other_host)][static_cast<size_t>(h.local_rank())];
+  auto* out = static_cast<unsigned char*>(call.recv);
+  const size_t own_at = static_cast<size_t>(h.rank()) * block_bytes;
+  const size_t their_at = static_cast<size_t>(counterpart) * block_bytes;
+  const bool in_place = call.send == call.recv;
+  const auto* mine = in_place ? out + own_at : static_cast<const unsigned char*>(call.send);
+
+  PeerBuffers peers[kShmMaxRanks];
+  h.in_host([&](ShmGroup&) { exchange_peer_buffers(group, call.send, call.recv, peers); });
+
+  const size_t chunk = std::max<size_t>(1, choose_chunk_bytes(h.options()) / element);
+  const size_t chunks = (count + chunk - 1) / chunk;
+  SingleCopyOutcome outcome;
+  h.across_with(h.rail(), [&](Channel& rail) {
+    const int other = 1 - rail.rank();
+    TransferId received[kChunksInFlight];
+    TransferId sent[kChunksInFlight];
+    auto extent = [&](size_t c, size_t* offset, size_t* bytes) {
+      *offset = c * chunk * element;
+      *bytes = std::min(chunk, count - c * chunk) * element;
+    };
+    // Chunk c of the counterpart's block, once here, to the host peers.
+    auto finish = [&](size_t c) {
+      size_t offset, bytes;
+      extent(c, &offset, &bytes);
+      rail.wait(received[c % kChunksInFlight]);
+      rail.wait(sent[c % kChunksInFlight]);
+      if (outcome.error == 0) write_to_peers(group, peers, out, their_at + offset, bytes, outcome);
+    };
+    for (size_t c = 0; c < chunks; ++c) {
+      if (c >= kChunksInFlight) finish(c - kChunksInFlight);
+      size_t offset, bytes;
+      extent(c, &offset, &bytes);
+      received[c % kChunksInFlight] = rail.recv(other, out + their_at + offset, bytes);
+      sent[c % kChunksInFlight] = rail.send(other, mine + offset, bytes);
+      if (!in_place) copy_chunk(out + own_at + offset, mine + offset, bytes);
+      if (outcome.error == 0) write_to_peers(group, peers, out, own_at + offset, bytes, outcome);
+    }
+    for (size_t c = chunks > kChunksInFlight ? chunks - kChunksInFlight : 0; c < chunks; ++c) finish(c);
+    // An empty call still exchanges the call's header with the counterpart.
+    if (chunks == 0) rail.send_recv(other, nullptr, 0, other, nullptr, 0);
+  });
+  end_single_copies(group, outcome, "write to");
+}
+
+}  // namespace dist
