@@ -2,17 +2,12 @@
 
 #include "collectives/algorithm_thresholds.h"
 #include "collectives/hierarchical/algorithms.h"
+#include "collectives/hierarchical/streaming.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/memory_copy.h"
 #include "collectives/shm/peer_buffers.h"
 
 namespace dist {
-namespace {
-
-// Transfers between the two hosts in flight at once, each of one chunk.
-constexpr size_t kChunksInFlight = 4;
-
-}  // namespace
 
 // Two hosts, L ranks on each; this rank's counterpart is the rank of the same
 // local rank on the other host. Chunk by chunk, this rank sends its block to
@@ -61,18 +56,15 @@ void hier_allgather_streamed(Hierarchy& h, const CollectiveCall& call) {
       rail.wait(sent[c % kChunksInFlight]);
       if (outcome.error == 0) write_to_peers(group, peers, out, their_at + offset, bytes, outcome);
     };
-    for (size_t c = 0; c < chunks; ++c) {
-      if (c >= kChunksInFlight) finish(c - kChunksInFlight);
+    auto start = [&](size_t c) {
       size_t offset, bytes;
       extent(c, &offset, &bytes);
       received[c % kChunksInFlight] = rail.recv(other, out + their_at + offset, bytes);
       sent[c % kChunksInFlight] = rail.send(other, mine + offset, bytes);
       if (!in_place) copy_chunk(out + own_at + offset, mine + offset, bytes);
       if (outcome.error == 0) write_to_peers(group, peers, out, own_at + offset, bytes, outcome);
-    }
-    for (size_t c = chunks > kChunksInFlight ? chunks - kChunksInFlight : 0; c < chunks; ++c) finish(c);
-    // An empty call still exchanges the call's header with the counterpart.
-    if (chunks == 0) rail.send_recv(other, nullptr, 0, other, nullptr, 0);
+    };
+    stream_chunks(rail, chunks, start, finish);
   });
   end_single_copies(group, outcome, "write to");
 }

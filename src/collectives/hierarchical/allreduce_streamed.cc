@@ -4,18 +4,12 @@
 #include "collectives/algorithms/block_layout.h"
 #include "collectives/algorithms/scratch_buffer.h"
 #include "collectives/hierarchical/algorithms.h"
+#include "collectives/hierarchical/streaming.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/peer_buffers.h"
 
 namespace dist {
-namespace {
-
-// Transfers between the two hosts in flight at once, each of one chunk: enough
-// to keep the link busy while this rank sums the next chunk in its host.
-constexpr size_t kChunksInFlight = 4;
-
-}  // namespace
 
 // Two hosts, L ranks on each. Local rank l owns block l of the message
 // (BlockLayout over L). Chunk by chunk through its block, it reads that chunk
@@ -98,19 +92,15 @@ void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call) {
     // A chunk that failed in the host still crosses (as it is), so that the
     // other host's rank is not left waiting for it; the host's ranks learn
     // of the failure at the end.
-    for (size_t c = 0; c < chunks; ++c) {
-      if (c >= kChunksInFlight) finish(c - kChunksInFlight);
+    auto start = [&](size_t c) {
       size_t offset, count;
       extent(c, &offset, &count);
       unsigned char* theirs = from_other_host.data() + (c % kChunksInFlight) * staged * element;
       received[c % kChunksInFlight] = rail.recv(other, theirs, count * element);
       sum_in_host(c);
       sent[c % kChunksInFlight] = rail.send(other, out + offset, count * element);
-    }
-    for (size_t c = chunks > kChunksInFlight ? chunks - kChunksInFlight : 0; c < chunks; ++c) finish(c);
-    // A rank with no elements still exchanges the call's header with its
-    // counterpart: the two check each other's call.
-    if (chunks == 0) rail.send_recv(other, nullptr, 0, other, nullptr, 0);
+    };
+    stream_chunks(rail, chunks, start, finish);
   });
   end_single_copies(group, outcome, "read from or write to");
 }

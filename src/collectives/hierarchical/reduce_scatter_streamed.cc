@@ -4,17 +4,12 @@
 #include "collectives/algorithm_thresholds.h"
 #include "collectives/algorithms/scratch_buffer.h"
 #include "collectives/hierarchical/algorithms.h"
+#include "collectives/hierarchical/streaming.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/peer_buffers.h"
 
 namespace dist {
-namespace {
-
-// Transfers between the two hosts in flight at once, each of one chunk.
-constexpr size_t kChunksInFlight = 4;
-
-}  // namespace
 
 // Two hosts, L ranks on each; this rank's counterpart is the rank of the same
 // local rank on the other host. Of the 2L blocks of every input, this rank
@@ -94,18 +89,15 @@ void hier_reduce_scatter_streamed(Hierarchy& h, const CollectiveCall& call) {
     // A chunk whose reads failed still crosses (as it is), so that the other
     // host's rank is not left waiting for it; the host's ranks learn of the
     // failure at the end.
-    for (size_t c = 0; c < chunks; ++c) {
-      if (c >= kChunksInFlight) finish(c - kChunksInFlight);
+    auto start = [&](size_t c) {
       const size_t offset = c * chunk * element;
       const size_t elements = std::min(chunk, count - c * chunk);
       received[c % kChunksInFlight] = rail.recv(other, slot(from_other_host, c), elements * element);
       sum_in_host(their_block + offset, elements, slot(to_other_host, c));
       sent[c % kChunksInFlight] = rail.send(other, slot(to_other_host, c), elements * element);
       sum_in_host(my_block + offset, elements, result + offset);
-    }
-    for (size_t c = chunks > kChunksInFlight ? chunks - kChunksInFlight : 0; c < chunks; ++c) finish(c);
-    // An empty call still exchanges the call's header with the counterpart.
-    if (chunks == 0) rail.send_recv(other, nullptr, 0, other, nullptr, 0);
+    };
+    stream_chunks(rail, chunks, start, finish);
   });
   end_single_copies(group, outcome, "read from");
   if (in_place) std::memcpy(call.recv, aside.data(), count * element);
