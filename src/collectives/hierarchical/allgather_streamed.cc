@@ -37,34 +37,27 @@ void hier_allgather_streamed(Hierarchy& h, const CollectiveCall& call) {
   PeerBuffers peers[kShmMaxRanks];
   h.in_host([&](ShmGroup&) { exchange_peer_buffers(group, call.send, call.recv, peers); });
 
-  const size_t chunk = std::max<size_t>(1, choose_chunk_bytes(h.options()) / element);
-  const size_t chunks = (count + chunk - 1) / chunk;
+  const Chunks chunks(count, element, choose_chunk_bytes(h.options()));
   SingleCopyOutcome outcome;
   h.across_with(h.rail(), [&](Channel& rail) {
     const int other = 1 - rail.rank();
-    TransferId received[kChunksInFlight];
-    TransferId sent[kChunksInFlight];
-    auto extent = [&](size_t c, size_t* offset, size_t* bytes) {
-      *offset = c * chunk * element;
-      *bytes = std::min(chunk, count - c * chunk) * element;
-    };
-    // Chunk c of the counterpart's block, once here, to the host peers.
-    auto finish = [&](size_t c) {
-      size_t offset, bytes;
-      extent(c, &offset, &bytes);
-      rail.wait(received[c % kChunksInFlight]);
-      rail.wait(sent[c % kChunksInFlight]);
-      if (outcome.error == 0) write_to_peers(group, peers, out, their_at + offset, bytes, outcome);
-    };
+    ChunkTransfers transfers;
     auto start = [&](size_t c) {
-      size_t offset, bytes;
-      extent(c, &offset, &bytes);
-      received[c % kChunksInFlight] = rail.recv(other, out + their_at + offset, bytes);
-      sent[c % kChunksInFlight] = rail.send(other, mine + offset, bytes);
+      const size_t offset = chunks.first(c) * element;
+      const size_t bytes = chunks.size(c) * element;
+      transfers.receive(rail, c, other, out + their_at + offset, bytes);
+      transfers.send(rail, c, other, mine + offset, bytes);
       if (!in_place) copy_chunk(out + own_at + offset, mine + offset, bytes);
       if (outcome.error == 0) write_to_peers(group, peers, out, own_at + offset, bytes, outcome);
     };
-    stream_chunks(rail, chunks, start, finish);
+    // Chunk c of the counterpart's block, once here, to the host peers.
+    auto finish = [&](size_t c) {
+      transfers.wait(rail, c);
+      if (outcome.error == 0) {
+        write_to_peers(group, peers, out, their_at + chunks.first(c) * element, chunks.size(c) * element, outcome);
+      }
+    };
+    stream_chunks(rail, chunks.count(), start, finish);
   });
   end_single_copies(group, outcome, "write to");
 }

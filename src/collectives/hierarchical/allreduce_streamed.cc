@@ -45,62 +45,49 @@ void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call) {
   PeerBuffers peers[kShmMaxRanks];
   h.in_host([&](ShmGroup&) { exchange_peer_buffers(group, call.send, call.recv, peers); });
 
-  const size_t chunk = std::max<size_t>(1, choose_chunk_bytes(h.options()) / element);
+  const Chunks chunks(elements, element, choose_chunk_bytes(h.options()));
   const size_t read_chunk = std::max<size_t>(1, kShmStepBytes / element);  // the peers' parts stay in L2
-  const size_t staged = std::min(chunk, std::max<size_t>(elements, 1));
-  ScratchBuffer from_other_host(kChunksInFlight * staged * element);
-  ScratchBuffer from_peers(static_cast<size_t>(n - 1) * std::min(read_chunk, staged) * element);
-  const size_t chunks = (elements + chunk - 1) / chunk;
+  const size_t staged = chunks.largest() * element;
+  ScratchBuffer from_other_host(kChunksInFlight * staged);
+  ScratchBuffer from_peers(static_cast<size_t>(n - 1) * std::min(read_chunk, chunks.largest()) * element);
   SingleCopyOutcome outcome;
 
   h.across_with(h.rail(), [&](Channel& rail) {
     const int other = 1 - rail.rank();
     const bool first_host = rail.rank() == 0;
-    TransferId received[kChunksInFlight];
-    TransferId sent[kChunksInFlight];
-    auto extent = [&](size_t c, size_t* offset, size_t* count) {
-      *offset = (first + c * chunk) * element;
-      *count = std::min(chunk, elements - c * chunk);
-    };
-    // Chunk c's host sum, into the result, a step's worth at a time.
-    auto sum_in_host = [&](size_t c) {
-      size_t offset, count;
-      extent(c, &offset, &count);
+    ChunkTransfers transfers;
+    auto theirs_of = [&](size_t c) { return from_other_host.data() + (c % kChunksInFlight) * staged; };
+    // A chunk whose reads failed still crosses (as it is), so that the other
+    // host's rank is not left waiting for it; the host's ranks learn of the
+    // failure at the end.
+    auto start = [&](size_t c) {
+      const size_t offset = (first + chunks.first(c)) * element;
+      const size_t count = chunks.size(c);
+      transfers.receive(rail, c, other, theirs_of(c), count * element);
+      // The host's sum, into the result, a step's worth at a time.
       for (size_t done = 0; done < count && outcome.error == 0;) {
         const size_t k = std::min(read_chunk, count - done);
         const size_t at = offset + done * element;
         if (!combine_from_peers(group, peers, at, own_input + at, out + at, k, s.dtype, op, from_peers.data(),
                                 outcome)) {
-          return;
+          break;
         }
         done += k;
       }
+      transfers.send(rail, c, other, out + offset, count * element);
     };
     // Chunk c once both host sums are here: combined, finished, delivered.
     auto finish = [&](size_t c) {
-      size_t offset, count;
-      extent(c, &offset, &count);
-      const unsigned char* theirs = from_other_host.data() + (c % kChunksInFlight) * staged * element;
-      rail.wait(received[c % kChunksInFlight]);
-      rail.wait(sent[c % kChunksInFlight]);
+      transfers.wait(rail, c);
       if (outcome.error != 0) return;
-      const void* sums[2] = {first_host ? out + offset : theirs, first_host ? theirs : out + offset};
+      const size_t offset = (first + chunks.first(c)) * element;
+      const size_t count = chunks.size(c);
+      const void* sums[2] = {first_host ? out + offset : theirs_of(c), first_host ? theirs_of(c) : out + offset};
       reduce_many(out + offset, sums, 2, count, s.dtype, op);
       if (s.op == ReduceOp::MEAN) finalize_mean(out + offset, count, s.dtype, h.size());
       write_to_peers(group, peers, out, offset, count * element, outcome);
     };
-    // A chunk that failed in the host still crosses (as it is), so that the
-    // other host's rank is not left waiting for it; the host's ranks learn
-    // of the failure at the end.
-    auto start = [&](size_t c) {
-      size_t offset, count;
-      extent(c, &offset, &count);
-      unsigned char* theirs = from_other_host.data() + (c % kChunksInFlight) * staged * element;
-      received[c % kChunksInFlight] = rail.recv(other, theirs, count * element);
-      sum_in_host(c);
-      sent[c % kChunksInFlight] = rail.send(other, out + offset, count * element);
-    };
-    stream_chunks(rail, chunks, start, finish);
+    stream_chunks(rail, chunks.count(), start, finish);
   });
   end_single_copies(group, outcome, "read from or write to");
 }

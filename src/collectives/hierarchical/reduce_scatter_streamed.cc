@@ -45,13 +45,12 @@ void hier_reduce_scatter_streamed(Hierarchy& h, const CollectiveCall& call) {
   PeerBuffers peers[kShmMaxRanks];
   h.in_host([&](ShmGroup&) { exchange_peer_buffers(group, call.send, call.recv, peers); });
 
-  const size_t chunk = std::max<size_t>(1, choose_chunk_bytes(h.options()) / element);
+  const Chunks chunks(count, element, choose_chunk_bytes(h.options()));
   const size_t read_chunk = std::max<size_t>(1, kShmStepBytes / element);  // the peers' parts stay in L2
-  const size_t staged = std::min(chunk, std::max<size_t>(count, 1));
-  ScratchBuffer to_other_host(kChunksInFlight * staged * element);
-  ScratchBuffer from_other_host(kChunksInFlight * staged * element);
-  ScratchBuffer from_peers(static_cast<size_t>(group.size() - 1) * std::min(read_chunk, staged) * element);
-  const size_t chunks = (count + chunk - 1) / chunk;
+  const size_t staged = chunks.largest() * element;
+  ScratchBuffer to_other_host(kChunksInFlight * staged);
+  ScratchBuffer from_other_host(kChunksInFlight * staged);
+  ScratchBuffer from_peers(static_cast<size_t>(group.size() - 1) * std::min(read_chunk, chunks.largest()) * element);
   SingleCopyOutcome outcome;
 
   // The host's sum of `elements` at byte `offset` of every input, into `out`.
@@ -70,34 +69,31 @@ void hier_reduce_scatter_streamed(Hierarchy& h, const CollectiveCall& call) {
   h.across_with(h.rail(), [&](Channel& rail) {
     const int other = 1 - rail.rank();
     const bool first_host = rail.rank() == 0;
-    TransferId received[kChunksInFlight];
-    TransferId sent[kChunksInFlight];
-    auto slot = [&](ScratchBuffer& buffer, size_t c) { return buffer.data() + (c % kChunksInFlight) * staged * element; };
+    ChunkTransfers transfers;
+    auto slot = [&](ScratchBuffer& buffer, size_t c) { return buffer.data() + (c % kChunksInFlight) * staged; };
+    // A chunk whose reads failed still crosses (as it is), so that the other
+    // host's rank is not left waiting for it; the host's ranks learn of the
+    // failure at the end.
+    auto start = [&](size_t c) {
+      const size_t offset = chunks.first(c) * element;
+      const size_t elements = chunks.size(c);
+      transfers.receive(rail, c, other, slot(from_other_host, c), elements * element);
+      sum_in_host(their_block + offset, elements, slot(to_other_host, c));
+      transfers.send(rail, c, other, slot(to_other_host, c), elements * element);
+      sum_in_host(my_block + offset, elements, result + offset);
+    };
     // Chunk c once the counterpart's sum of it is here: combined, finished.
     auto finish = [&](size_t c) {
-      const size_t offset = c * chunk * element;
-      const size_t elements = std::min(chunk, count - c * chunk);
-      rail.wait(received[c % kChunksInFlight]);
-      rail.wait(sent[c % kChunksInFlight]);
+      transfers.wait(rail, c);
       if (outcome.error != 0) return;
-      unsigned char* mine = result + offset;
+      const size_t elements = chunks.size(c);
+      unsigned char* mine = result + chunks.first(c) * element;
       const unsigned char* theirs = slot(from_other_host, c);
       const void* sums[2] = {first_host ? mine : theirs, first_host ? theirs : mine};
       reduce_many(mine, sums, 2, elements, s.dtype, op);
       if (s.op == ReduceOp::MEAN) finalize_mean(mine, elements, s.dtype, h.size());
     };
-    // A chunk whose reads failed still crosses (as it is), so that the other
-    // host's rank is not left waiting for it; the host's ranks learn of the
-    // failure at the end.
-    auto start = [&](size_t c) {
-      const size_t offset = c * chunk * element;
-      const size_t elements = std::min(chunk, count - c * chunk);
-      received[c % kChunksInFlight] = rail.recv(other, slot(from_other_host, c), elements * element);
-      sum_in_host(their_block + offset, elements, slot(to_other_host, c));
-      sent[c % kChunksInFlight] = rail.send(other, slot(to_other_host, c), elements * element);
-      sum_in_host(my_block + offset, elements, result + offset);
-    };
-    stream_chunks(rail, chunks, start, finish);
+    stream_chunks(rail, chunks.count(), start, finish);
   });
   end_single_copies(group, outcome, "read from");
   if (in_place) std::memcpy(call.recv, aside.data(), count * element);
