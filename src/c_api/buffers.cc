@@ -30,7 +30,7 @@ Checked check_buffer(const dist_buffer_t* buffer, const char* name) {
       break;
     case DIST_MEMORY_CUDA:
 #ifdef DIST_HAVE_CUDA
-      check_device_buffer(buffer->data, static_cast<size_t>(buffer->count) * size_of(out.dtype), field);
+      out.device = check_device_buffer(buffer->data, static_cast<size_t>(buffer->count) * size_of(out.dtype), field);
       out.memory = MemoryKind::kCuda;
       break;
 #else

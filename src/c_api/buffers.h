@@ -18,6 +18,7 @@ struct Checked {
   void* data = nullptr;
   MemoryKind memory = MemoryKind::kHost;
   void* stream = nullptr;  // a cudaStream_t for CUDA memory
+  int device = -1;         // the CUDA device it lies on, for CUDA memory
 };
 
 // Throws invalid-argument naming `name` and the field that is wrong

@@ -77,11 +77,11 @@ void dispatch(dist_comm_t* comm, CollectiveCall call, dist_request_t** request, 
   if (buffers.memory == MemoryKind::kCuda) {
     DeviceCalls& device = communicator.device_calls();
     if (request == nullptr) {
-      device.run(call, buffers.stream);
+      device.run(call, buffers.stream, buffers.device);
       return;
     }
     auto handle = std::make_unique<dist_request>();
-    handle->operation = device.submit(call, buffers.stream);
+    handle->operation = device.submit(call, buffers.stream, buffers.device);
     *request = handle.release();
     return;
   }

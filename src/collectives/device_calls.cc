@@ -41,14 +41,6 @@ bool nccl_here() {
 #endif
 }
 
-// The device of the call's buffers: recv's, or send's where recv is null
-// (reduce off the root); the calling thread's current device where both are
-// (an empty call).
-int device_of_call(const CollectiveCall& call) {
-  const void* data = call.recv != nullptr ? call.recv : call.send;
-  return data != nullptr ? device_of(data) : current_device();
-}
-
 std::chrono::steady_clock::time_point deadline_of(const Communicator& comm) {
   return std::chrono::steady_clock::now() + comm.timeout();
 }
@@ -74,7 +66,7 @@ void DeviceCalls::choose(int device) {
   DeviceReport mine;
   mine.nccl = nccl_here() ? 1 : 0;
   mine.device = device;
-  if (device >= 0) mine.identity = cuda_device_identity(device);
+  mine.identity = cuda_device_identity(device);
   std::vector<DeviceReport> all(static_cast<size_t>(comm_.size()));
   // Part of a call on CUDA memory, and marked so: a rank that made a host
   // call instead fails with a mismatch that says so.
@@ -107,10 +99,9 @@ void DeviceCalls::choose(int device) {
   chosen_ = true;
 }
 
-std::unique_ptr<StreamMark> DeviceCalls::enqueue(const CollectiveCall& call, void* stream) {
+std::unique_ptr<StreamMark> DeviceCalls::enqueue(const CollectiveCall& call, void* stream, int device) {
 #ifdef DIST_HAVE_NCCL
-  const int device = device_of_call(call);
-  if (device >= 0 && device != device_) {
+  if (device != device_) {
     fail_invalid("the buffers are on CUDA device " + std::to_string(device) + " but this communicator's NCCL path "
                  "runs on device " + std::to_string(device_));
   }
@@ -124,27 +115,28 @@ std::unique_ptr<StreamMark> DeviceCalls::enqueue(const CollectiveCall& call, voi
 #else
   (void)call;
   (void)stream;
+  (void)device;
   fail(Status::kInternal, "the NCCL path without NCCL");
 #endif
 }
 
-void DeviceCalls::run(const CollectiveCall& call, void* stream) {
-  if (!chosen_) choose(device_of_call(call));
+void DeviceCalls::run(const CollectiveCall& call, void* stream, int device) {
+  if (!chosen_) choose(device);
   if (path_ == Path::kStaged) {
     run_staged(comm_, call, stream);
     return;
   }
 #ifdef DIST_HAVE_NCCL
-  watchdog_->wait(enqueue(call, stream), deadline_of(comm_), describe(call.signature) + " on NCCL");
+  watchdog_->wait(enqueue(call, stream, device), deadline_of(comm_), describe(call.signature) + " on NCCL");
 #endif
 }
 
-std::shared_ptr<Operation> DeviceCalls::submit(const CollectiveCall& call, void* stream) {
-  if (!chosen_) choose(device_of_call(call));
+std::shared_ptr<Operation> DeviceCalls::submit(const CollectiveCall& call, void* stream, int device) {
+  if (!chosen_) choose(device);
   if (path_ == Path::kStaged) return submit_staged(comm_, call, stream);
   auto op = std::make_shared<Operation>(call);
 #ifdef DIST_HAVE_NCCL
-  watchdog_->watch(enqueue(call, stream), deadline_of(comm_), describe(call.signature) + " on NCCL",
+  watchdog_->watch(enqueue(call, stream, device), deadline_of(comm_), describe(call.signature) + " on NCCL",
                    [op](Status status, const std::string& message) { op->complete(status, message); });
 #endif
   return op;

@@ -29,12 +29,13 @@ class DeviceCalls {
   DeviceCalls(const DeviceCalls&) = delete;
   DeviceCalls& operator=(const DeviceCalls&) = delete;
 
-  // `call` names device pointers (signature.memory is kCuda) ordered on
-  // `stream`. Blocking: returns once the result is on the device.
-  void run(const CollectiveCall& call, void* stream);
+  // `call` names pointers on CUDA device `device` (signature.memory is
+  // kCuda) ordered on `stream`. Blocking: returns once the result is on the
+  // device.
+  void run(const CollectiveCall& call, void* stream, int device);
   // The same with a request: the operation completes when the result is on
   // the device, or the call failed.
-  std::shared_ptr<Operation> submit(const CollectiveCall& call, void* stream);
+  std::shared_ptr<Operation> submit(const CollectiveCall& call, void* stream, int device);
 
   // Path::kNccl or Path::kStaged once the first call chose; false before.
   bool path(Path* path) const;
@@ -43,7 +44,7 @@ class DeviceCalls {
   // Collective: the ranks' reports, the choice, and the NCCL communicator.
   void choose(int device);
   // The NCCL call enqueued under the watchdog, and the mark of its end.
-  std::unique_ptr<StreamMark> enqueue(const CollectiveCall& call, void* stream);
+  std::unique_ptr<StreamMark> enqueue(const CollectiveCall& call, void* stream, int device);
 
   Communicator& comm_;
   bool chosen_ = false;

@@ -66,10 +66,10 @@ class PinnedPool {
 
 }  // namespace
 
-void check_device_buffer(const void* data, size_t bytes, const std::string& name) {
+int check_device_buffer(const void* data, size_t bytes, const std::string& name) {
   std::string why;
   if (cuda_device_count(&why) == 0) fail(Status::kUnavailable, name + " is CUDA memory but " + why);
-  if (bytes == 0 && data == nullptr) return;
+  if (bytes == 0 && data == nullptr) return current_device();
   cudaPointerAttributes attributes{};
   const cudaError_t error = cudaPointerGetAttributes(&attributes, data);
   if (error != cudaSuccess) {
@@ -79,6 +79,7 @@ void check_device_buffer(const void* data, size_t bytes, const std::string& name
   if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged) {
     fail_invalid(name + ": memory_kind is DIST_MEMORY_CUDA but data is host memory");
   }
+  return attributes.device;
 }
 
 PinnedBlock::PinnedBlock(size_t bytes) { data_ = PinnedPool::instance().take(bytes == 0 ? 1 : bytes, &capacity_); }
@@ -113,12 +114,6 @@ void copy_to_device_async(void* device, const void* host, size_t bytes, void* st
   if (bytes == 0) return;
   check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, as_stream(stream)),
         "cudaMemcpyAsync from pinned memory to the device");
-}
-
-int device_of(const void* data) {
-  cudaPointerAttributes attributes{};
-  check(cudaPointerGetAttributes(&attributes, data), "cudaPointerGetAttributes", Status::kInvalidArgument);
-  return attributes.device;
 }
 
 int current_device() {

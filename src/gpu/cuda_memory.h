@@ -13,8 +13,10 @@ namespace dist {
 // Throws unless `data` (`bytes` bytes) is memory a CUDA device of this
 // process holds (device or managed memory): kUnavailable naming the
 // runtime's answer where no device is usable, kInvalidArgument naming `name`
-// for host memory or a pointer the runtime does not know.
-void check_device_buffer(const void* data, size_t bytes, const std::string& name);
+// for host memory or a pointer the runtime does not know. Returns the device
+// it lies on (the calling thread's current device for an empty buffer
+// without data).
+int check_device_buffer(const void* data, size_t bytes, const std::string& name);
 
 // Page-locked host memory, so that copies to and from the device run
 // asynchronously at full speed. Taken from a process-wide pool (cudaHostAlloc
@@ -50,9 +52,6 @@ class PinnedBlock {
 void copy_to_host_async(void* host, const void* device, size_t bytes, void* stream);
 void copy_to_device_async(void* device, const void* host, size_t bytes, void* stream);
 
-// The device `data` lives on; throws kInvalidArgument for a pointer the
-// runtime does not know.
-int device_of(const void* data);
 // The calling thread's current device.
 int current_device();
 
