@@ -46,10 +46,9 @@ void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call) {
   h.in_host([&](ShmGroup&) { exchange_peer_buffers(group, call.send, call.recv, peers); });
 
   const Chunks chunks(elements, element, choose_chunk_bytes(h.options()));
-  const size_t read_chunk = std::max<size_t>(1, kShmStepBytes / element);  // the peers' parts stay in L2
   const size_t staged = chunks.largest() * element;
   ScratchBuffer from_other_host(kChunksInFlight * staged);
-  ScratchBuffer from_peers(static_cast<size_t>(n - 1) * std::min(read_chunk, chunks.largest()) * element);
+  ScratchBuffer from_peers(peer_staging_bytes(group, chunks.largest(), s.dtype));
   SingleCopyOutcome outcome;
 
   h.across_with(h.rail(), [&](Channel& rail) {
@@ -64,15 +63,9 @@ void hier_allreduce_streamed(Hierarchy& h, const CollectiveCall& call) {
       const size_t offset = (first + chunks.first(c)) * element;
       const size_t count = chunks.size(c);
       transfers.receive(rail, c, other, theirs_of(c), count * element);
-      // The host's sum, into the result, a step's worth at a time.
-      for (size_t done = 0; done < count && outcome.error == 0;) {
-        const size_t k = std::min(read_chunk, count - done);
-        const size_t at = offset + done * element;
-        if (!combine_from_peers(group, peers, at, own_input + at, out + at, k, s.dtype, op, from_peers.data(),
-                                outcome)) {
-          break;
-        }
-        done += k;
+      if (outcome.error == 0) {
+        combine_from_peers_by_steps(group, peers, offset, own_input + offset, out + offset, count, s.dtype, op,
+                                    from_peers.data(), outcome);
       }
       transfers.send(rail, c, other, out + offset, count * element);
     };

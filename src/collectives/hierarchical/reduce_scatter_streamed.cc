@@ -46,24 +46,17 @@ void hier_reduce_scatter_streamed(Hierarchy& h, const CollectiveCall& call) {
   h.in_host([&](ShmGroup&) { exchange_peer_buffers(group, call.send, call.recv, peers); });
 
   const Chunks chunks(count, element, choose_chunk_bytes(h.options()));
-  const size_t read_chunk = std::max<size_t>(1, kShmStepBytes / element);  // the peers' parts stay in L2
   const size_t staged = chunks.largest() * element;
   ScratchBuffer to_other_host(kChunksInFlight * staged);
   ScratchBuffer from_other_host(kChunksInFlight * staged);
-  ScratchBuffer from_peers(static_cast<size_t>(group.size() - 1) * std::min(read_chunk, chunks.largest()) * element);
+  ScratchBuffer from_peers(peer_staging_bytes(group, chunks.largest(), s.dtype));
   SingleCopyOutcome outcome;
 
   // The host's sum of `elements` at byte `offset` of every input, into `out`.
   auto sum_in_host = [&](size_t offset, size_t elements, unsigned char* out) {
-    for (size_t done = 0; done < elements && outcome.error == 0;) {
-      const size_t k = std::min(read_chunk, elements - done);
-      const size_t at = offset + done * element;
-      if (!combine_from_peers(group, peers, at, input + at, out + done * element, k, s.dtype, op, from_peers.data(),
-                              outcome)) {
-        return;
-      }
-      done += k;
-    }
+    if (outcome.error != 0) return;
+    combine_from_peers_by_steps(group, peers, offset, input + offset, out, elements, s.dtype, op, from_peers.data(),
+                                outcome);
   };
 
   h.across_with(h.rail(), [&](Channel& rail) {

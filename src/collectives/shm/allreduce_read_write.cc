@@ -32,7 +32,7 @@ void shm_allreduce_read_write(ShmGroup& group, const void* send, void* recv, siz
   const size_t first = slices.offset(group.rank());
   const size_t elements = slices.size(group.rank());
   const size_t chunk = std::max<size_t>(1, kShmStepBytes / element);  // the peers' parts stay in L2
-  ScratchBuffer staging(static_cast<size_t>(n - 1) * std::min(chunk, std::max<size_t>(elements, 1)) * element);
+  ScratchBuffer staging(peer_staging_bytes(group, elements, dtype));
   auto* out = static_cast<unsigned char*>(recv);
   SingleCopyOutcome outcome;
   for (size_t at = first; at < first + elements; at += chunk) {

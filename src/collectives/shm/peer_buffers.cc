@@ -1,5 +1,6 @@
 #include "collectives/shm/peer_buffers.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "collectives/reduce_kernels.h"
@@ -38,6 +39,33 @@ bool combine_from_peers(const ShmGroup& group, const PeerBuffers* all, size_t of
   }
   inputs[me] = own;
   reduce_many(out, inputs, static_cast<size_t>(n), count, dtype, op);
+  return true;
+}
+
+namespace {
+
+size_t step_elements(DType dtype) { return std::max<size_t>(1, kShmStepBytes / size_of(dtype)); }
+
+}  // namespace
+
+size_t peer_staging_bytes(const ShmGroup& group, size_t count, DType dtype) {
+  return static_cast<size_t>(group.size() - 1) * std::min(step_elements(dtype), std::max<size_t>(count, 1)) *
+         size_of(dtype);
+}
+
+bool combine_from_peers_by_steps(const ShmGroup& group, const PeerBuffers* all, size_t offset, const void* own,
+                                 void* out, size_t count, DType dtype, ReduceOp op, unsigned char* staging,
+                                 SingleCopyOutcome& outcome) {
+  const size_t element = size_of(dtype);
+  const size_t step = step_elements(dtype);
+  for (size_t done = 0; done < count; done += step) {
+    const size_t k = std::min(step, count - done);
+    const size_t at = done * element;
+    if (!combine_from_peers(group, all, offset + at, static_cast<const unsigned char*>(own) + at,
+                            static_cast<unsigned char*>(out) + at, k, dtype, op, staging, outcome)) {
+      return false;
+    }
+  }
   return true;
 }
 

@@ -33,6 +33,15 @@ void exchange_peer_buffers(ShmGroup& group, const void* send, void* recv, PeerBu
 bool combine_from_peers(const ShmGroup& group, const PeerBuffers* all, size_t offset, const void* own, void* out,
                         size_t count, DType dtype, ReduceOp op, unsigned char* staging, SingleCopyOutcome& outcome);
 
+// The same over any `count`, a step's worth (kShmStepBytes) at a time, so
+// that the peers' parts stay in L2: `staging` holds peer_staging_bytes().
+bool combine_from_peers_by_steps(const ShmGroup& group, const PeerBuffers* all, size_t offset, const void* own,
+                                 void* out, size_t count, DType dtype, ReduceOp op, unsigned char* staging,
+                                 SingleCopyOutcome& outcome);
+// What combine_from_peers_by_steps needs of staging for at most `count`
+// elements at a time.
+size_t peer_staging_bytes(const ShmGroup& group, size_t count, DType dtype);
+
 // Writes `bytes` at out + offset into every peer's result at the same offset.
 // False, with `outcome` saying which write failed, when one did.
 bool write_to_peers(const ShmGroup& group, const PeerBuffers* all, const void* out, size_t offset, size_t bytes,
