@@ -93,7 +93,6 @@ class Staging {
     host_.send = layout_.in_place ? recv_block_.data() : send_block_.data();
   }
 
-  const CollectiveCall& host_call() const { return host_; }
   CollectiveCall& host_call() { return host_; }
 
   // Enqueues the copy of the input to the host, and of the result back.
@@ -106,6 +105,18 @@ class Staging {
     const Extent& out = layout_.output;
     copy_to_device_async(static_cast<unsigned char*>(device_.recv) + out.offset,
                          static_cast<const unsigned char*>(host_.recv) + out.offset, out.bytes, stream);
+  }
+
+  // Waits until `stream` has done what is on it now (a copy of this call);
+  // where it has not by `deadline`, the copy may still be under way, so the
+  // blocks are abandoned before the timeout is thrown.
+  void wait_for_stream(void* stream, std::chrono::steady_clock::time_point deadline, const char* what) {
+    try {
+      StreamMark(stream).wait(deadline, std::string("the copy of ") + describe_call() + what);
+    } catch (...) {
+      abandon();
+      throw;
+    }
   }
 
   // For a copy that may still be under way when the call gives up: the
@@ -177,22 +188,10 @@ void complete_request(void* argument) {
 void run_staged(Communicator& comm, const CollectiveCall& call, void* stream) {
   Staging staging(call, comm.rank(), comm.size());
   staging.copy_in(stream);
-  try {
-    StreamMark copied_in(stream);
-    copied_in.wait(deadline_of(comm), "the copy of " + staging.describe_call() + "'s input to the host");
-  } catch (...) {
-    staging.abandon();
-    throw;
-  }
+  staging.wait_for_stream(stream, deadline_of(comm), "'s input to the host");
   comm.run(staging.host_call());
   staging.copy_out(stream);
-  try {
-    StreamMark copied_out(stream);
-    copied_out.wait(deadline_of(comm), "the copy of " + staging.describe_call() + "'s result to the device");
-  } catch (...) {
-    staging.abandon();
-    throw;
-  }
+  staging.wait_for_stream(stream, deadline_of(comm), "'s result to the device");
 }
 
 std::shared_ptr<Operation> submit_staged(Communicator& comm, const CollectiveCall& call, void* stream) {
