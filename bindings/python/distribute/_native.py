@@ -142,6 +142,8 @@ class StrategyOptions(ctypes.Structure):
         ("token", ctypes.c_char_p),
         ("token_file", ctypes.c_char_p),
         ("placement", ctypes.c_int32),
+        ("cross_device_ops", ctypes.c_int32),
+        ("reduce_to_device", ctypes.c_char_p),
     ]
 
 
@@ -289,6 +291,7 @@ _PROTOTYPES = {
     "dist_strategy_num_replicas_in_sync": (status_t, [handle_p, _i32_out]),
     "dist_strategy_num_local_replicas": (status_t, [handle_p, _i32_out]),
     "dist_strategy_device": (status_t, [handle_p, ctypes.c_int32, _out_str]),
+    "dist_strategy_cross_device_ops": (status_t, [handle_p, _i32_out]),
     "dist_strategy_cluster": (status_t, [handle_p, _out_handle]),
     "dist_strategy_task_type": (status_t, [handle_p, _out_str]),
     "dist_strategy_task_id": (status_t, [handle_p, _i32_out]),
@@ -298,6 +301,8 @@ _PROTOTYPES = {
     "dist_replica_num_replicas_in_sync": (status_t, [handle_p, _i32_out]),
     "dist_replica_local_index": (status_t, [handle_p, _i32_out]),
     "dist_replica_strategy": (status_t, [handle_p, _out_handle]),
+    "dist_replica_device": (status_t, [handle_p, _i32_out]),
+    "dist_replica_stream": (status_t, [handle_p, _out_handle]),
     "dist_replica_all_reduce": (status_t, [handle_p, ctypes.c_int32, _buf]),
     "dist_replica_merge_call": (status_t, [handle_p, MERGE_FN, ctypes.c_void_p, ctypes.c_void_p]),
     "dist_replica_set_result": (status_t, [handle_p, _buf]),

@@ -28,6 +28,10 @@ KINDS = {"one_device": C.STRATEGY_ONE_DEVICE, "mirrored": C.STRATEGY_MIRRORED,
 KIND_NAMES = {value: name for name, value in KINDS.items()}
 COMMUNICATIONS = {"auto": C.COMMUNICATION_AUTO, "ring": C.COMMUNICATION_RING, "nccl": C.COMMUNICATION_NCCL}
 PLACEMENTS = {"round_robin": C.PLACEMENT_ROUND_ROBIN, "greedy_bytes": C.PLACEMENT_GREEDY_BYTES}
+CROSS_DEVICE_OPS = {"auto": C.CROSS_DEVICE_OPS_AUTO, "nccl_all_reduce": C.CROSS_DEVICE_OPS_NCCL_ALL_REDUCE,
+                    "hierarchical_copy": C.CROSS_DEVICE_OPS_HIERARCHICAL_COPY,
+                    "reduction_to_one_device": C.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE}
+CROSS_DEVICE_OPS_NAMES = {value: name for name, value in CROSS_DEVICE_OPS.items()}
 
 
 def _status_of(error):
@@ -73,6 +77,19 @@ class ReplicaContext:
     @property
     def local_index(self):
         return query(self._handle, lib.dist_replica_local_index)
+
+    @property
+    def device(self):
+        """The CUDA device ordinal (under CUDA_VISIBLE_DEVICES) this replica drives, the
+        current device of its thread while fn runs; -1 for a CPU replica."""
+        return query(self._handle, lib.dist_replica_device)
+
+    @property
+    def stream(self):
+        """The replica's CUDA stream (a cudaStream_t, owned by the strategy and the
+        same in every run) as an integer address, for a Buffer's stream or a CUDA
+        library; None for a CPU replica."""
+        return query(self._handle, lib.dist_replica_stream, ctype=ctypes.c_void_p)
 
     @property
     def strategy(self):
@@ -135,11 +152,20 @@ class Strategy(HandleOwner):
     variables); `token` / `token_file` are the cluster token the servers expect
     (default DIST_CLUSTER_TOKEN, then DIST_CLUSTER_TOKEN_FILE); `placement` is
     "round_robin" (the default) or "greedy_bytes". It is not collective.
+
+    `cross_device_ops` (mirrored and multi_worker_mirrored only; tf.distribute's
+    CrossDeviceOps) says how the GPU replicas of one worker combine their values:
+    "auto" (the default: "nccl_all_reduce" when every replica is a GPU and NCCL is
+    available, else "reduction_to_one_device"), "nccl_all_reduce",
+    "hierarchical_copy" or "reduction_to_one_device" (or a CROSS_DEVICE_OPS_*
+    value); CPU replicas take only "auto" and "reduction_to_one_device".
+    `reduce_to_device` is the device "reduction_to_one_device" sums on ("CPU:0" or
+    "GPU:i"; default the first replica's device).
     """
 
     def __init__(self, context=None, kind="one_device", *, num_cpu_devices=None, communication=None,
                  bytes_per_pack=None, timeout_seconds=None, bind_threads=None, cluster=None, token=None,
-                 token_file=None, placement=None):
+                 token_file=None, placement=None, cross_device_ops=None, reduce_to_device=None):
         self._handle = None
         if cluster is not None and cluster.closed:
             raise ValueError("the cluster is closed")
@@ -154,7 +180,10 @@ class Strategy(HandleOwner):
             (C.STRATEGY_OPT_CLUSTER, "cluster", None if cluster is None else cluster._live_handle()),
             (C.STRATEGY_OPT_TOKEN, "token", encode(token)),
             (C.STRATEGY_OPT_TOKEN_FILE, "token_file", encode(token_file)),
-            (C.STRATEGY_OPT_PLACEMENT, "placement", None if placement is None else _choice(PLACEMENTS, placement))))
+            (C.STRATEGY_OPT_PLACEMENT, "placement", None if placement is None else _choice(PLACEMENTS, placement)),
+            (C.STRATEGY_OPT_CROSS_DEVICE_OPS, "cross_device_ops",
+             None if cross_device_ops is None else _choice(CROSS_DEVICE_OPS, cross_device_ops)),
+            (C.STRATEGY_OPT_REDUCE_TO_DEVICE, "reduce_to_device", encode(reduce_to_device))))
         if context is not None and context.closed:
             # NULL would silently mean "one worker alone".
             raise ValueError("the context is closed")
@@ -195,6 +224,13 @@ class Strategy(HandleOwner):
         """The local devices, "/job:worker/replica:0/task:1/device:CPU:0", one per local replica."""
         return [text(self._query(lib.dist_strategy_device, i, ctype=ctypes.c_char_p))
                 for i in range(self.num_local_replicas)]
+
+    @property
+    def cross_device_ops(self):
+        """The cross-device ops in effect ("auto" resolved): "nccl_all_reduce",
+        "hierarchical_copy" or "reduction_to_one_device" (always the last on CPU
+        replicas)."""
+        return CROSS_DEVICE_OPS_NAMES[self._query(lib.dist_strategy_cross_device_ops)]
 
     @property
     def cluster(self):

@@ -57,6 +57,76 @@ def test_strategy_over_a_context_borrows_its_cluster(context):
         assert strategy.cluster.jobs == []
 
 
+def test_cross_device_ops_on_cpu_replicas():
+    assert [distribute.strategy.CROSS_DEVICE_OPS[n] for n in
+            ("auto", "nccl_all_reduce", "hierarchical_copy", "reduction_to_one_device")] == [0, 1, 2, 3]
+    # AUTO resolves to REDUCTION_TO_ONE_DEVICE on CPU replicas, for every kind.
+    for kind, devices in (("one_device", None), ("mirrored", 2), ("central_storage", 2)):
+        with distribute.Strategy(kind=kind, num_cpu_devices=devices) as strategy:
+            assert strategy.cross_device_ops == "reduction_to_one_device", kind
+    for ops in ("auto", C.CROSS_DEVICE_OPS_AUTO, "reduction_to_one_device"):
+        with distribute.Strategy(kind="mirrored", num_cpu_devices=2, cross_device_ops=ops) as strategy:
+            assert strategy.cross_device_ops == "reduction_to_one_device"
+    for device in ("CPU:0", "/cpu:0", "/device:CPU:0"):
+        with distribute.Strategy(kind="mirrored", num_cpu_devices=2, cross_device_ops="reduction_to_one_device",
+                                 reduce_to_device=device) as strategy:
+            assert strategy.cross_device_ops == "reduction_to_one_device"
+            values = [np.array([1.5, -2.0], np.float32), np.array([0.5, 4.0], np.float32)]
+            np.testing.assert_array_equal(strategy.reduce("sum", values), [2.0, 2.0])
+
+
+def test_cross_device_ops_of_multi_worker_mirrored(context):
+    with distribute.Strategy(context, "multi_worker_mirrored", num_cpu_devices=2,
+                             cross_device_ops="reduction_to_one_device", reduce_to_device="CPU:0") as strategy:
+        assert strategy.cross_device_ops == "reduction_to_one_device"
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        distribute.Strategy(context, "multi_worker_mirrored", num_cpu_devices=2, cross_device_ops="nccl_all_reduce")
+    assert "combines GPU replicas, and this strategy's replicas are CPU devices" in caught.value.message
+
+
+def invalid_strategy(**options):
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        distribute.Strategy(**options)
+    assert caught.value.status == C.ERR_INVALID_ARGUMENT
+    assert caught.value.message == distribute.last_error()
+    return caught.value.message
+
+
+def test_cross_device_ops_and_reduce_to_device_refused():
+    for ops in ("nccl_all_reduce", "hierarchical_copy"):
+        message = invalid_strategy(kind="mirrored", num_cpu_devices=2, cross_device_ops=ops)
+        assert "combines GPU replicas, and this strategy's replicas are CPU devices" in message
+    message = invalid_strategy(kind="mirrored", num_cpu_devices=2, cross_device_ops=7)
+    assert "cross_device_ops 7 is not one of" in message
+    for kind, devices in (("one_device", None), ("central_storage", 2)):
+        message = invalid_strategy(kind=kind, num_cpu_devices=devices, cross_device_ops="reduction_to_one_device")
+        assert "is for MIRRORED and MULTI_WORKER_MIRRORED" in message
+    with distribute.Cluster.from_json('{"cluster": {"ps": ["127.0.0.1:1"]}}') as cluster:
+        message = invalid_strategy(kind="parameter_server", cluster=cluster, token="t", cross_device_ops="auto")
+        assert "is for MIRRORED and MULTI_WORKER_MIRRORED" in message
+    message = invalid_strategy(kind="mirrored", num_cpu_devices=2, cross_device_ops="reduction_to_one_device",
+                               reduce_to_device="GPU:0")
+    assert '"GPU:0" names a GPU' in message
+    for ops in (None, "auto"):
+        message = invalid_strategy(kind="mirrored", num_cpu_devices=2, cross_device_ops=ops, reduce_to_device="CPU:0")
+        assert "reduce_to_device" in message and "REDUCTION_TO_ONE_DEVICE" in message
+    with pytest.raises(KeyError):
+        distribute.Strategy(kind="mirrored", num_cpu_devices=2, cross_device_ops="ring")
+
+
+def test_nccl_communication_on_cpu_replicas_is_unsupported():
+    with pytest.raises(distribute.DistError) as caught:
+        distribute.Strategy(kind="mirrored", num_cpu_devices=2, communication="nccl")
+    assert caught.value.status == C.ERR_UNSUPPORTED
+    assert "NCCL" in caught.value.message
+
+
+def test_cpu_replicas_have_no_cuda_device_or_stream(mirrored):
+    assert mirrored.run(lambda replica: (replica.device, replica.stream)) == [(-1, None), (-1, None)]
+    with distribute.Strategy() as one:
+        assert one.run(lambda replica: (replica.device, replica.stream)) == [(-1, None)]
+
+
 def test_run_calls_fn_once_per_replica_on_distinct_threads(mirrored):
     main = threading.get_ident()
 
@@ -193,6 +263,10 @@ def test_closed_handles_raise_the_library_error(mirrored):
     contexts = mirrored.run(lambda replica: replica)
     with pytest.raises(distribute.InvalidArgumentError):
         contexts[0].replica_id  # valid only during its call
+    with pytest.raises(distribute.InvalidArgumentError):
+        contexts[0].device
+    with pytest.raises(distribute.InvalidArgumentError):
+        contexts[0].stream
     strategy = distribute.Strategy()
     strategy.close()
     strategy.close()
