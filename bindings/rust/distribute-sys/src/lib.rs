@@ -244,6 +244,12 @@ pub const DIST_COMMUNICATION_AUTO: dist_communication_t = 0;
 pub const DIST_COMMUNICATION_RING: dist_communication_t = 1;
 pub const DIST_COMMUNICATION_NCCL: dist_communication_t = 2;
 
+pub type dist_cross_device_ops_t = i32;
+pub const DIST_CROSS_DEVICE_OPS_AUTO: dist_cross_device_ops_t = 0;
+pub const DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE: dist_cross_device_ops_t = 1;
+pub const DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY: dist_cross_device_ops_t = 2;
+pub const DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE: dist_cross_device_ops_t = 3;
+
 pub const DIST_STRATEGY_OPT_KIND: u64 = 1 << 0;
 pub const DIST_STRATEGY_OPT_NUM_CPU_DEVICES: u64 = 1 << 1;
 pub const DIST_STRATEGY_OPT_COMMUNICATION: u64 = 1 << 2;
@@ -254,6 +260,8 @@ pub const DIST_STRATEGY_OPT_CLUSTER: u64 = 1 << 6;
 pub const DIST_STRATEGY_OPT_TOKEN: u64 = 1 << 7;
 pub const DIST_STRATEGY_OPT_TOKEN_FILE: u64 = 1 << 8;
 pub const DIST_STRATEGY_OPT_PLACEMENT: u64 = 1 << 9;
+pub const DIST_STRATEGY_OPT_CROSS_DEVICE_OPS: u64 = 1 << 10;
+pub const DIST_STRATEGY_OPT_REDUCE_TO_DEVICE: u64 = 1 << 11;
 
 pub type dist_placement_t = i32;
 pub const DIST_PLACEMENT_ROUND_ROBIN: dist_placement_t = 0;
@@ -273,6 +281,8 @@ pub struct dist_strategy_options_t {
     pub token: *const c_char,
     pub token_file: *const c_char,
     pub placement: dist_placement_t,
+    pub cross_device_ops: dist_cross_device_ops_t,
+    pub reduce_to_device: *const c_char,
 }
 
 pub type dist_replica_fn_t = Option<unsafe extern "C" fn(replica: *mut dist_replica_context_t, user_data: *mut c_void) -> dist_status_t>;
@@ -573,6 +583,7 @@ extern "C" {
     pub fn dist_strategy_num_replicas_in_sync(strategy: *const dist_strategy_t, count: *mut i32) -> dist_status_t;
     pub fn dist_strategy_num_local_replicas(strategy: *const dist_strategy_t, count: *mut i32) -> dist_status_t;
     pub fn dist_strategy_device(strategy: *const dist_strategy_t, i: i32, device: *mut *const c_char) -> dist_status_t;
+    pub fn dist_strategy_cross_device_ops(strategy: *const dist_strategy_t, ops: *mut dist_cross_device_ops_t) -> dist_status_t;
     pub fn dist_strategy_cluster(strategy: *const dist_strategy_t, cluster: *mut *const dist_cluster_t) -> dist_status_t;
     pub fn dist_strategy_task_type(strategy: *const dist_strategy_t, task_type: *mut *const c_char) -> dist_status_t;
     pub fn dist_strategy_task_id(strategy: *const dist_strategy_t, task_id: *mut i32) -> dist_status_t;
@@ -583,6 +594,8 @@ extern "C" {
     pub fn dist_replica_num_replicas_in_sync(replica: *const dist_replica_context_t, count: *mut i32) -> dist_status_t;
     pub fn dist_replica_local_index(replica: *const dist_replica_context_t, index: *mut i32) -> dist_status_t;
     pub fn dist_replica_strategy(replica: *const dist_replica_context_t, strategy: *mut *mut dist_strategy_t) -> dist_status_t;
+    pub fn dist_replica_device(replica: *const dist_replica_context_t, device: *mut i32) -> dist_status_t;
+    pub fn dist_replica_stream(replica: *const dist_replica_context_t, stream: *mut *mut c_void) -> dist_status_t;
     pub fn dist_replica_all_reduce(replica: *mut dist_replica_context_t, op: dist_op_t, buffer: *const dist_buffer_t) -> dist_status_t;
     pub fn dist_replica_merge_call(
         replica: *mut dist_replica_context_t,

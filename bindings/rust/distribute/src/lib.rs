@@ -91,7 +91,7 @@ pub use point_to_point::{ANY_SOURCE, TAG_MAX};
 pub use replica::Replica;
 pub use request::Request;
 pub use server::{checkpoint_restore, checkpoint_save, CheckpointOptions, LogFn, Server, ServerOptions};
-pub use strategy::{Communication, Placement, Strategy, StrategyKind, StrategyOptions};
+pub use strategy::{Communication, CrossDeviceOps, Placement, Strategy, StrategyKind, StrategyOptions};
 pub use variable::{Aggregation, AnyVariable, Shard, Synchronization, Variable, VariableOptions};
 
 /// DIST_VERSION_HEX of the loaded library.

@@ -8,7 +8,7 @@ use std::any::{Any, TypeId};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::ptr;
+use std::ptr::{self, NonNull};
 use std::sync::Mutex;
 
 use crate::dtype::{describe, Element, Op};
@@ -123,6 +123,23 @@ impl Replica<'_> {
         // SAFETY: as above.
         check(unsafe { sys::dist_replica_strategy(self.raw, &mut raw) })?;
         Ok(raw)
+    }
+
+    /// The CUDA device ordinal (under CUDA_VISIBLE_DEVICES) this replica drives,
+    /// its thread's current device while the replica function runs; -1 for a CPU
+    /// replica.
+    pub fn device(&self) -> Result<i32> {
+        self.int(sys::dist_replica_device)
+    }
+
+    /// The replica's CUDA stream (a `cudaStream_t`, owned by the strategy and the
+    /// same in every run), to order the caller's own device work with; None for a
+    /// CPU replica.
+    pub fn stream(&self) -> Result<Option<NonNull<c_void>>> {
+        let mut stream = ptr::null_mut();
+        // SAFETY: a live replica context on its own thread; a valid output.
+        check(unsafe { sys::dist_replica_stream(self.raw, &mut stream) })?;
+        Ok(NonNull::new(stream))
     }
 
     /// All-reduces `data` in place across every replica in sync (every local

@@ -59,12 +59,13 @@ impl StrategyKind {
     }
 }
 
-/// Cross-worker communication (dist_communication_t).
+/// Cross-worker communication (dist_communication_t) of MultiWorkerMirrored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Communication {
     Auto,
     Ring,
-    /// Needs device buffers: DIST_ERR_UNSUPPORTED for now.
+    /// One NCCL communicator over every GPU replica of every worker: needs GPU
+    /// replicas on distinct GPUs and NCCL (DIST_ERR_UNSUPPORTED on CPU replicas).
     Nccl,
 }
 
@@ -75,6 +76,45 @@ impl Communication {
             Communication::Ring => sys::DIST_COMMUNICATION_RING,
             Communication::Nccl => sys::DIST_COMMUNICATION_NCCL,
         }
+    }
+}
+
+/// dist_cross_device_ops_t (tf.distribute's CrossDeviceOps): how the GPU replicas
+/// of one worker combine their values, for Mirrored and the local step of
+/// MultiWorkerMirrored. CPU replicas take only `Auto` and `ReductionToOneDevice`
+/// to a CPU device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrossDeviceOps {
+    /// `NcclAllReduce` when every replica is a GPU and NCCL is available, else
+    /// `ReductionToOneDevice` (the default).
+    Auto,
+    /// One NCCL communicator over the local GPUs.
+    NcclAllReduce,
+    /// Two halves summed on their first GPU by peer copies, the sums exchanged.
+    HierarchicalCopy,
+    /// Every value copied to `reduce_to_device`, summed there, copied back.
+    ReductionToOneDevice,
+}
+
+impl CrossDeviceOps {
+    pub fn raw(self) -> sys::dist_cross_device_ops_t {
+        match self {
+            CrossDeviceOps::Auto => sys::DIST_CROSS_DEVICE_OPS_AUTO,
+            CrossDeviceOps::NcclAllReduce => sys::DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE,
+            CrossDeviceOps::HierarchicalCopy => sys::DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY,
+            CrossDeviceOps::ReductionToOneDevice => sys::DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE,
+        }
+    }
+
+    pub fn from_raw(ops: sys::dist_cross_device_ops_t) -> Option<CrossDeviceOps> {
+        [
+            CrossDeviceOps::Auto,
+            CrossDeviceOps::NcclAllReduce,
+            CrossDeviceOps::HierarchicalCopy,
+            CrossDeviceOps::ReductionToOneDevice,
+        ]
+        .into_iter()
+        .find(|o| o.raw() == ops)
     }
 }
 
@@ -108,12 +148,17 @@ pub struct StrategyOptions<'a> {
     pub token: Option<&'a str>,
     pub token_file: Option<&'a Path>,
     pub placement: Option<Placement>,
+    /// Mirrored and MultiWorkerMirrored only (default `Auto`).
+    pub cross_device_ops: Option<CrossDeviceOps>,
+    /// `ReductionToOneDevice`: the device it sums on, "CPU:0" or "GPU:i" (default
+    /// the first replica's device).
+    pub reduce_to_device: Option<&'a str>,
 }
 
 impl StrategyOptions<'_> {
     /// The C struct, with the strings it points to (alive as long as it is used).
-    fn to_raw(&self) -> Result<(sys::dist_strategy_options_t, [Option<CString>; 2])> {
-        let strings = [opt_to_c(self.token)?, self.token_file.map(path_to_c).transpose()?];
+    fn to_raw(&self) -> Result<(sys::dist_strategy_options_t, [Option<CString>; 3])> {
+        let strings = [opt_to_c(self.token)?, self.token_file.map(path_to_c).transpose()?, opt_to_c(self.reduce_to_device)?];
         let mut raw = sys::dist_strategy_options_t::default();
         let mut set = |bit: u64, present: bool| {
             if present {
@@ -130,6 +175,8 @@ impl StrategyOptions<'_> {
         set(sys::DIST_STRATEGY_OPT_TOKEN, strings[0].is_some());
         set(sys::DIST_STRATEGY_OPT_TOKEN_FILE, strings[1].is_some());
         set(sys::DIST_STRATEGY_OPT_PLACEMENT, self.placement.is_some());
+        set(sys::DIST_STRATEGY_OPT_CROSS_DEVICE_OPS, self.cross_device_ops.is_some());
+        set(sys::DIST_STRATEGY_OPT_REDUCE_TO_DEVICE, strings[2].is_some());
         raw.kind = self.kind.map_or(0, StrategyKind::raw);
         raw.num_cpu_devices = self.num_cpu_devices.unwrap_or(0);
         raw.communication = self.communication.map_or(0, Communication::raw);
@@ -142,6 +189,8 @@ impl StrategyOptions<'_> {
             Some(Placement::GreedyBytes) => sys::DIST_PLACEMENT_GREEDY_BYTES,
             _ => sys::DIST_PLACEMENT_ROUND_ROBIN,
         };
+        raw.cross_device_ops = self.cross_device_ops.map_or(sys::DIST_CROSS_DEVICE_OPS_AUTO, CrossDeviceOps::raw);
+        raw.reduce_to_device = c_ptr(&strings[2]);
         Ok((raw, strings))
     }
 }
@@ -208,6 +257,13 @@ impl<'ctx> Strategy<'ctx> {
         // SAFETY: a live handle; the library checks i.
         check(unsafe { sys::dist_strategy_device(self.raw, i, &mut device) })?;
         Ok(borrowed(device).unwrap_or_default())
+    }
+
+    /// The cross-device ops in effect (`Auto` resolved by TF's rule):
+    /// `ReductionToOneDevice` on CPU replicas.
+    pub fn cross_device_ops(&self) -> Result<CrossDeviceOps> {
+        let ops = self.int(sys::dist_strategy_cross_device_ops)?;
+        CrossDeviceOps::from_raw(ops).ok_or_else(|| Error::invalid(format!("unknown cross-device ops {ops}")))
     }
 
     /// A copy of the context's cluster (or a ParameterServer strategy's cluster);

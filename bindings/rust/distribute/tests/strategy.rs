@@ -5,8 +5,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
 
 use distribute::{
-    sys, Aggregation, Element, InputContext, Op, Optimizer, OptimizerKind, Strategy, StrategyKind, StrategyOptions,
-    Synchronization, VariableOptions,
+    sys, Aggregation, Cluster, Communication, CrossDeviceOps, Element, InputContext, Op, Optimizer, OptimizerKind, Strategy,
+    StrategyKind, StrategyOptions, Synchronization, VariableOptions,
 };
 
 fn mirrored(replicas: i32) -> Strategy<'static> {
@@ -38,6 +38,109 @@ fn queries_of_a_single_worker() {
     assert_eq!(strategy.task_type().unwrap(), None);
     assert_eq!(strategy.task_id().unwrap(), -1);
     assert_eq!(strategy.worker_index().unwrap(), (0, 1));
+}
+
+fn refused(options: &StrategyOptions<'_>) -> distribute::Error {
+    let error = Strategy::new(None, options).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT, "{error}");
+    error
+}
+
+fn cross_device(kind: StrategyKind, ops: Option<CrossDeviceOps>, reduce_to_device: Option<&str>) -> StrategyOptions<'_> {
+    let num_cpu_devices = (kind != StrategyKind::OneDevice).then_some(2);
+    StrategyOptions { kind: Some(kind), num_cpu_devices, cross_device_ops: ops, reduce_to_device, ..Default::default() }
+}
+
+#[test]
+fn cross_device_ops_in_effect_on_cpu_replicas() {
+    // AUTO resolves to ReductionToOneDevice on CPU replicas, for every kind.
+    for kind in [StrategyKind::OneDevice, StrategyKind::Mirrored, StrategyKind::CentralStorage] {
+        let strategy = Strategy::new(None, &cross_device(kind, None, None)).unwrap();
+        assert_eq!(strategy.cross_device_ops().unwrap(), CrossDeviceOps::ReductionToOneDevice, "{kind:?}");
+    }
+    for ops in [CrossDeviceOps::Auto, CrossDeviceOps::ReductionToOneDevice] {
+        let strategy = Strategy::new(None, &cross_device(StrategyKind::Mirrored, Some(ops), None)).unwrap();
+        assert_eq!(strategy.cross_device_ops().unwrap(), CrossDeviceOps::ReductionToOneDevice);
+    }
+    for device in ["CPU:0", "/cpu:0", "/device:CPU:0"] {
+        let options = cross_device(StrategyKind::Mirrored, Some(CrossDeviceOps::ReductionToOneDevice), Some(device));
+        let strategy = Strategy::new(None, &options).unwrap();
+        assert_eq!(strategy.cross_device_ops().unwrap(), CrossDeviceOps::ReductionToOneDevice);
+        let mut sum = [0f32; 2];
+        strategy.reduce(Op::Sum, &[&[1.5, -2.0], &[0.5, 4.0]], None, &mut sum).unwrap();
+        assert_eq!(sum, [2.0, 2.0], "{device}");
+    }
+    assert_eq!(
+        [0, 1, 2, 3].map(|raw| CrossDeviceOps::from_raw(raw).unwrap().raw()),
+        [0, 1, 2, 3],
+        "the enum follows the header's values"
+    );
+    assert_eq!(CrossDeviceOps::from_raw(4), None);
+}
+
+#[test]
+fn cross_device_ops_and_reduce_to_device_refused_on_cpu_replicas() {
+    for ops in [CrossDeviceOps::NcclAllReduce, CrossDeviceOps::HierarchicalCopy] {
+        let error = refused(&cross_device(StrategyKind::Mirrored, Some(ops), None));
+        assert!(error.message().contains("combines GPU replicas, and this strategy's replicas are CPU devices"), "{error}");
+    }
+    for kind in [StrategyKind::OneDevice, StrategyKind::CentralStorage] {
+        let error = refused(&cross_device(kind, Some(CrossDeviceOps::ReductionToOneDevice), None));
+        assert!(error.message().contains("is for MIRRORED and MULTI_WORKER_MIRRORED"), "{error}");
+    }
+    let cluster = Cluster::from_json(r#"{"cluster": {"ps": ["127.0.0.1:1"]}}"#).unwrap();
+    let options = StrategyOptions {
+        kind: Some(StrategyKind::ParameterServer),
+        cluster: Some(&cluster),
+        token: Some("t"),
+        cross_device_ops: Some(CrossDeviceOps::Auto),
+        ..Default::default()
+    };
+    let error = refused(&options);
+    assert!(error.message().contains("is for MIRRORED and MULTI_WORKER_MIRRORED"), "{error}");
+    let options = cross_device(StrategyKind::Mirrored, Some(CrossDeviceOps::ReductionToOneDevice), Some("GPU:0"));
+    let error = refused(&options);
+    assert!(error.message().contains("\"GPU:0\" names a GPU"), "{error}");
+    for ops in [None, Some(CrossDeviceOps::Auto)] {
+        let error = refused(&cross_device(StrategyKind::Mirrored, ops, Some("CPU:0")));
+        assert!(error.message().contains("reduce_to_device") && error.message().contains("REDUCTION_TO_ONE_DEVICE"), "{error}");
+    }
+    let options = StrategyOptions { kind: Some(StrategyKind::Mirrored), communication: Some(Communication::Nccl), ..Default::default() };
+    let error = Strategy::new(None, &options).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_UNSUPPORTED, "{error}");
+    assert!(error.message().contains("NCCL"), "{error}");
+}
+
+#[test]
+fn an_unknown_cross_device_ops_value_is_refused_through_the_sys_struct() {
+    // The safe enum cannot name 7: the raw struct (the same layout) can.
+    let mut options = sys::dist_strategy_options_t::default();
+    options.field_mask = sys::DIST_STRATEGY_OPT_KIND | sys::DIST_STRATEGY_OPT_CROSS_DEVICE_OPS;
+    options.kind = sys::DIST_STRATEGY_MIRRORED;
+    options.cross_device_ops = 7;
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: a valid options struct and output; no context.
+    let status = unsafe { sys::dist_strategy_create(std::ptr::null_mut(), &options, &mut raw) };
+    assert_eq!(status, sys::DIST_ERR_INVALID_ARGUMENT);
+    assert!(raw.is_null());
+    // SAFETY: the thread's last error, a NUL-terminated string.
+    let message = unsafe { std::ffi::CStr::from_ptr(sys::dist_last_error()) }.to_string_lossy().into_owned();
+    assert!(message.contains("cross_device_ops 7 is not one of"), "{message}");
+}
+
+#[test]
+fn cpu_replicas_have_no_cuda_device_or_stream() {
+    for replicas in [1, 2] {
+        let strategy = mirrored(replicas);
+        let seen = Mutex::new(Vec::new());
+        strategy
+            .run(|replica| {
+                seen.lock().unwrap().push((replica.device()?, replica.stream()?.is_none()));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(seen.into_inner().unwrap(), vec![(-1, true); replicas as usize]);
+    }
 }
 
 #[test]
@@ -248,6 +351,24 @@ fn a_multi_worker_strategy_over_a_single_process_context() {
     let strategy = Strategy::new(Some(&context), &options).unwrap();
     assert_eq!(strategy.kind().unwrap(), StrategyKind::MultiWorkerMirrored);
     assert_eq!(strategy.worker_index().unwrap(), (0, 1));
+    assert_eq!(strategy.cross_device_ops().unwrap(), CrossDeviceOps::ReductionToOneDevice);
+    let options = StrategyOptions {
+        kind: Some(StrategyKind::MultiWorkerMirrored),
+        cross_device_ops: Some(CrossDeviceOps::ReductionToOneDevice),
+        reduce_to_device: Some("CPU:0"),
+        ..Default::default()
+    };
+    let other = Strategy::new(Some(&context), &options).unwrap();
+    assert_eq!(other.cross_device_ops().unwrap(), CrossDeviceOps::ReductionToOneDevice);
+    drop(other);
+    let options = StrategyOptions {
+        kind: Some(StrategyKind::MultiWorkerMirrored),
+        cross_device_ops: Some(CrossDeviceOps::HierarchicalCopy),
+        ..Default::default()
+    };
+    let error = Strategy::new(Some(&context), &options).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT);
+    assert!(error.message().contains("combines GPU replicas, and this strategy's replicas are CPU devices"), "{error}");
     let copy = strategy.cluster().unwrap().expect("the context's cluster");
     assert_eq!(copy.to_json().unwrap(), cluster.to_json().unwrap());
     let mut v = strategy.variable::<u8>(&VariableOptions { initial_value: Some(&[7]), ..Default::default() }).unwrap();
