@@ -6,6 +6,7 @@ import "C"
 import (
 	"runtime/cgo"
 	"sync"
+	"unsafe"
 )
 
 // Run calls fn once per local replica, each on its own library thread, and
@@ -65,6 +66,25 @@ func (r *Replica) LocalIndex() (int, error) {
 	return r.int32Query(func(h *C.dist_replica_context_t, out *C.int32_t) C.dist_status_t {
 		return C.dist_replica_local_index(h, out)
 	})
+}
+
+// Device is the CUDA device ordinal (under CUDA_VISIBLE_DEVICES) this replica
+// drives, its thread's current device while the replica function runs; -1 for a
+// CPU replica.
+func (r *Replica) Device() (int, error) {
+	return r.int32Query(func(h *C.dist_replica_context_t, out *C.int32_t) C.dist_status_t {
+		return C.dist_replica_device(h, out)
+	})
+}
+
+// Stream is the replica's CUDA stream (a cudaStream_t owned by the strategy, the
+// same in every run) as an opaque C pointer, to order the caller's own device
+// work with; nil for a CPU replica.
+func (r *Replica) Stream() (unsafe.Pointer, error) {
+	h := r.handle()
+	var stream unsafe.Pointer
+	err := call(func() C.dist_status_t { return C.dist_replica_stream(h, &stream) })
+	return stream, err
 }
 
 // Strategy is the strategy being run (borrowed: its Close is a no-op).

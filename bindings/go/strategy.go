@@ -28,7 +28,29 @@ type Communication int32
 const (
 	CommunicationAuto Communication = C.DIST_COMMUNICATION_AUTO
 	CommunicationRing Communication = C.DIST_COMMUNICATION_RING
-	CommunicationNCCL Communication = C.DIST_COMMUNICATION_NCCL // ErrUnsupported for now
+	// CommunicationNCCL needs GPU replicas on distinct GPUs and NCCL
+	// (ErrUnsupported on CPU replicas).
+	CommunicationNCCL Communication = C.DIST_COMMUNICATION_NCCL
+)
+
+// CrossDeviceOps is dist_cross_device_ops_t (tf.distribute's CrossDeviceOps): how
+// the GPU replicas of one worker combine their values, for Mirrored and the local
+// step of MultiWorkerMirrored. CPU replicas take only CrossDeviceOpsAuto and
+// CrossDeviceOpsReductionToOneDevice to a CPU device.
+type CrossDeviceOps int32
+
+const (
+	// CrossDeviceOpsAuto (the default) is NCCLAllReduce when every replica is a GPU
+	// and NCCL is available, else ReductionToOneDevice.
+	CrossDeviceOpsAuto CrossDeviceOps = C.DIST_CROSS_DEVICE_OPS_AUTO
+	// CrossDeviceOpsNCCLAllReduce: one NCCL communicator over the local GPUs.
+	CrossDeviceOpsNCCLAllReduce CrossDeviceOps = C.DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE
+	// CrossDeviceOpsHierarchicalCopy: two halves summed on their first GPU by peer
+	// copies, the two sums exchanged (TF's HierarchicalCopyAllReduce).
+	CrossDeviceOpsHierarchicalCopy CrossDeviceOps = C.DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY
+	// CrossDeviceOpsReductionToOneDevice: every value copied to ReduceToDevice,
+	// summed there, copied back.
+	CrossDeviceOpsReductionToOneDevice CrossDeviceOps = C.DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE
 )
 
 // Placement is dist_placement_t: where a ParameterServer strategy puts each new
@@ -55,6 +77,12 @@ type StrategyOptions struct {
 	Token     string
 	TokenFile string
 	Placement *Placement
+	// Mirrored and MultiWorkerMirrored only (others refuse it): default
+	// CrossDeviceOpsAuto.
+	CrossDeviceOps *CrossDeviceOps
+	// CrossDeviceOpsReductionToOneDevice: the device it sums on, "CPU:0" or
+	// "GPU:i" ("": the first replica's device).
+	ReduceToDevice string
 }
 
 // Strategy is a distribution strategy (dist_strategy_t). The header's thread
@@ -120,6 +148,14 @@ func NewStrategy(context *Context, o *StrategyOptions) (*Strategy, error) {
 		if o.Placement != nil {
 			raw.field_mask |= C.DIST_STRATEGY_OPT_PLACEMENT
 			raw.placement = C.dist_placement_t(*o.Placement)
+		}
+		if o.CrossDeviceOps != nil {
+			raw.field_mask |= C.DIST_STRATEGY_OPT_CROSS_DEVICE_OPS
+			raw.cross_device_ops = C.dist_cross_device_ops_t(*o.CrossDeviceOps)
+		}
+		if o.ReduceToDevice != "" {
+			raw.field_mask |= C.DIST_STRATEGY_OPT_REDUCE_TO_DEVICE
+			raw.reduce_to_device = strings.add(o.ReduceToDevice)
 		}
 	}
 	var ctxHandle *C.dist_context_t
@@ -187,6 +223,15 @@ func (s *Strategy) NumLocalReplicas() (int, error) {
 // TaskID is this worker's task id (-1 alone).
 func (s *Strategy) TaskID() (int, error) {
 	return s.int32Query(func(h *C.dist_strategy_t, out *C.int32_t) C.dist_status_t { return C.dist_strategy_task_id(h, out) })
+}
+
+// CrossDeviceOps is the cross-device ops in effect (CrossDeviceOpsAuto resolved
+// by TF's rule): CrossDeviceOpsReductionToOneDevice on CPU replicas.
+func (s *Strategy) CrossDeviceOps() (CrossDeviceOps, error) {
+	ops, err := s.int32Query(func(h *C.dist_strategy_t, out *C.int32_t) C.dist_status_t {
+		return C.dist_strategy_cross_device_ops(h, (*C.dist_cross_device_ops_t)(out))
+	})
+	return CrossDeviceOps(ops), err
 }
 
 // Device is the i-th local device, "/job:worker/replica:0/task:1/device:CPU:0".

@@ -2,6 +2,7 @@ package distribute
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -104,6 +105,164 @@ func TestStrategyWithAContextIsClosedWithIt(t *testing.T) {
 	}
 	s.Close()
 	v.Close()
+}
+
+// crossDevice is a single-worker strategy of kind with cross-device options (two
+// logical CPU replicas except OneDevice).
+func crossDevice(kind StrategyKind, ops *CrossDeviceOps, reduceTo string) (*Strategy, error) {
+	o := &StrategyOptions{Kind: &kind, CrossDeviceOps: ops, ReduceToDevice: reduceTo}
+	if kind != OneDevice {
+		o.NumCPUDevices = Ptr(2)
+	}
+	return NewStrategy(nil, o)
+}
+
+// invalidWith checks that err is ErrInvalidArgument whose C message contains want.
+func invalidWith(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || e.Status != ErrInvalidArgument || !strings.Contains(e.Message, want) {
+		t.Errorf("%s: got %v, want ErrInvalidArgument with %q", what, err, want)
+	}
+}
+
+func TestCrossDeviceOpsInEffectOnCPUReplicas(t *testing.T) {
+	if got := []CrossDeviceOps{CrossDeviceOpsAuto, CrossDeviceOpsNCCLAllReduce, CrossDeviceOpsHierarchicalCopy,
+		CrossDeviceOpsReductionToOneDevice}; !reflect.DeepEqual(got, []CrossDeviceOps{0, 1, 2, 3}) {
+		t.Errorf("the constants differ from the header: %v", got)
+	}
+	// Auto resolves to ReductionToOneDevice on CPU replicas, for every kind.
+	for _, kind := range []StrategyKind{OneDevice, Mirrored, CentralStorage} {
+		s, err := crossDevice(kind, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ops, err := s.CrossDeviceOps(); err != nil || ops != CrossDeviceOpsReductionToOneDevice {
+			t.Errorf("kind %d: cross-device ops %d %v", kind, ops, err)
+		}
+		s.Close()
+	}
+	for _, ops := range []CrossDeviceOps{CrossDeviceOpsAuto, CrossDeviceOpsReductionToOneDevice} {
+		s, err := crossDevice(Mirrored, Ptr(ops), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.CrossDeviceOps(); err != nil || got != CrossDeviceOpsReductionToOneDevice {
+			t.Errorf("asked %d: in effect %d %v", ops, got, err)
+		}
+		s.Close()
+	}
+	for _, device := range []string{"CPU:0", "/cpu:0", "/device:CPU:0"} {
+		s, err := crossDevice(Mirrored, Ptr(CrossDeviceOpsReductionToOneDevice), device)
+		if err != nil {
+			t.Fatalf("%s: %v", device, err)
+		}
+		if got, err := s.CrossDeviceOps(); err != nil || got != CrossDeviceOpsReductionToOneDevice {
+			t.Errorf("%s: in effect %d %v", device, got, err)
+		}
+		sum := make([]float32, 2)
+		if err := StrategyReduce(s, OpSum, [][]float32{{1.5, -2}, {0.5, 4}}, AxisNone, sum); err != nil ||
+			!reflect.DeepEqual(sum, []float32{2, 2}) {
+			t.Errorf("%s: reduce %v %v", device, sum, err)
+		}
+		s.Close()
+	}
+	s := mirrored(t, 2)
+	s.Close()
+	if _, err := s.CrossDeviceOps(); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("after Close: %v", err)
+	}
+}
+
+func TestCrossDeviceOpsAndReduceToDeviceRefusedOnCPUReplicas(t *testing.T) {
+	for _, ops := range []CrossDeviceOps{CrossDeviceOpsNCCLAllReduce, CrossDeviceOpsHierarchicalCopy} {
+		_, err := crossDevice(Mirrored, Ptr(ops), "")
+		invalidWith(t, fmt.Sprintf("ops %d", ops), err, "combines GPU replicas, and this strategy's replicas are CPU devices")
+	}
+	_, err := crossDevice(Mirrored, Ptr(CrossDeviceOps(7)), "")
+	invalidWith(t, "ops 7", err, "cross_device_ops 7 is not one of")
+	for _, kind := range []StrategyKind{OneDevice, CentralStorage} {
+		_, err := crossDevice(kind, Ptr(CrossDeviceOpsReductionToOneDevice), "")
+		invalidWith(t, fmt.Sprintf("kind %d", kind), err, "is for MIRRORED and MULTI_WORKER_MIRRORED")
+	}
+	cluster, err := ClusterFromJSON(`{"cluster":{"ps":["127.0.0.1:1"]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	_, err = NewStrategy(nil, &StrategyOptions{Kind: Ptr(ParameterServer), Cluster: cluster, Token: "t",
+		CrossDeviceOps: Ptr(CrossDeviceOpsAuto)})
+	invalidWith(t, "ParameterServer", err, "is for MIRRORED and MULTI_WORKER_MIRRORED")
+	_, err = crossDevice(Mirrored, Ptr(CrossDeviceOpsReductionToOneDevice), "GPU:0")
+	invalidWith(t, "GPU:0", err, `"GPU:0" names a GPU`)
+	for _, ops := range []*CrossDeviceOps{nil, Ptr(CrossDeviceOpsAuto)} {
+		_, err := crossDevice(Mirrored, ops, "CPU:0")
+		invalidWith(t, "reduce_to_device without REDUCTION_TO_ONE_DEVICE", err, "REDUCTION_TO_ONE_DEVICE")
+	}
+	_, err = NewStrategy(nil, &StrategyOptions{Kind: Ptr(Mirrored), Communication: Ptr(CommunicationNCCL)})
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "NCCL") {
+		t.Errorf("communication NCCL on CPU replicas: %v", err)
+	}
+}
+
+func TestCrossDeviceOpsOfMultiWorkerMirrored(t *testing.T) {
+	cluster, err := ClusterFromJSON("{}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	context, err := NewContext(cluster, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer context.Close()
+	s, err := NewStrategy(context, &StrategyOptions{Kind: Ptr(MultiWorkerMirrored), NumCPUDevices: Ptr(2),
+		CrossDeviceOps: Ptr(CrossDeviceOpsReductionToOneDevice), ReduceToDevice: "CPU:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ops, err := s.CrossDeviceOps(); err != nil || ops != CrossDeviceOpsReductionToOneDevice {
+		t.Errorf("cross-device ops %d %v", ops, err)
+	}
+	s.Close()
+	_, err = NewStrategy(context, &StrategyOptions{Kind: Ptr(MultiWorkerMirrored), NumCPUDevices: Ptr(2),
+		CrossDeviceOps: Ptr(CrossDeviceOpsNCCLAllReduce)})
+	invalidWith(t, "MultiWorkerMirrored NCCL_ALL_REDUCE", err, "combines GPU replicas, and this strategy's replicas are CPU devices")
+}
+
+func TestCPUReplicasHaveNoCUDADeviceOrStream(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		s := mirrored(t, n)
+		var mu sync.Mutex
+		var replicas []*Replica
+		err := s.Run(func(r *Replica) error {
+			device, err := r.Device()
+			if err != nil {
+				return err
+			}
+			stream, err := r.Stream()
+			if err != nil {
+				return err
+			}
+			if device != -1 || stream != nil {
+				t.Errorf("CPU replica: device %d, stream %v", device, stream)
+			}
+			mu.Lock()
+			replicas = append(replicas, r)
+			mu.Unlock()
+			return nil
+		})
+		if err != nil || len(replicas) != n {
+			t.Fatalf("%d replicas: %v (%d ran)", n, err, len(replicas))
+		}
+		// Valid only during its call.
+		if _, err := replicas[0].Device(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Device after the run: %v", err)
+		}
+		if _, err := replicas[0].Stream(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Stream after the run: %v", err)
+		}
+	}
 }
 
 func TestRunCallsEachReplicaOnceAndAllReduces(t *testing.T) {
