@@ -128,7 +128,8 @@ interface DistLibrary extends Library {
   }
 
   @Structure.FieldOrder({"field_mask", "kind", "num_cpu_devices", "communication", "bytes_per_pack",
-      "timeout_seconds", "bind_threads", "cluster", "token", "token_file", "placement"})
+      "timeout_seconds", "bind_threads", "cluster", "token", "token_file", "placement", "cross_device_ops",
+      "reduce_to_device"})
   class StrategyOptionsStruct extends Structure {
     public long field_mask;
     public int kind;
@@ -141,6 +142,8 @@ interface DistLibrary extends Library {
     public String token;
     public String token_file;
     public int placement;
+    public int cross_device_ops;
+    public String reduce_to_device;
   }
 
   @Structure.FieldOrder({"field_mask", "name", "dtype", "shape", "rank", "initial_value", "synchronization",
@@ -298,6 +301,7 @@ interface DistLibrary extends Library {
   int dist_strategy_num_replicas_in_sync(Pointer strategy, IntByReference count);
   int dist_strategy_num_local_replicas(Pointer strategy, IntByReference count);
   int dist_strategy_device(Pointer strategy, int i, PointerByReference device);
+  int dist_strategy_cross_device_ops(Pointer strategy, IntByReference ops);
   int dist_strategy_cluster(Pointer strategy, PointerByReference cluster);
   int dist_strategy_task_type(Pointer strategy, PointerByReference taskType);
   int dist_strategy_task_id(Pointer strategy, IntByReference taskId);
@@ -307,6 +311,8 @@ interface DistLibrary extends Library {
   int dist_replica_num_replicas_in_sync(Pointer replica, IntByReference count);
   int dist_replica_local_index(Pointer replica, IntByReference index);
   int dist_replica_strategy(Pointer replica, PointerByReference strategy);
+  int dist_replica_device(Pointer replica, IntByReference device);
+  int dist_replica_stream(Pointer replica, PointerByReference stream);
   int dist_replica_all_reduce(Pointer replica, int op, BufferStruct buffer);
   int dist_replica_merge_call(Pointer replica, MergeFn fn, Pointer value, Pointer userData);
   int dist_replica_set_result(Pointer replica, BufferStruct value);

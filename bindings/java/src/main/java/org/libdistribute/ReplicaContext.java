@@ -50,6 +50,25 @@ public final class ReplicaContext {
     return Queries.int32(out -> DistLibrary.LIB.dist_replica_local_index(pointer, out));
   }
 
+  /**
+   * The CUDA device ordinal (under CUDA_VISIBLE_DEVICES) this replica drives, its
+   * thread's current device while the replica function runs; -1 for a CPU replica.
+   */
+  public int device() {
+    return Queries.int32(out -> DistLibrary.LIB.dist_replica_device(pointer, out));
+  }
+
+  /**
+   * The replica's CUDA stream (a cudaStream_t owned by the strategy, the same in
+   * every run) as an opaque pointer, to order your own device work with; null for a
+   * CPU replica.
+   */
+  public Pointer stream() {
+    PointerByReference out = new PointerByReference();
+    DistException.check(DistLibrary.LIB.dist_replica_stream(pointer, out));
+    return out.getValue();
+  }
+
   /** The strategy running this replica. */
   public Strategy strategy() {
     PointerByReference out = new PointerByReference();

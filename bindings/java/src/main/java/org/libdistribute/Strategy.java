@@ -30,7 +30,21 @@ public final class Strategy implements AutoCloseable {
   public static final int PLACEMENT_GREEDY_BYTES = 1;
   public static final int COMMUNICATION_AUTO = 0;
   public static final int COMMUNICATION_RING = 1;
+  /** MULTI_WORKER_MIRRORED: one NCCL communicator over every GPU replica (UNSUPPORTED on CPU replicas). */
   public static final int COMMUNICATION_NCCL = 2;
+  /**
+   * Cross-device ops (tf.distribute's CrossDeviceOps), how the GPU replicas of one
+   * worker combine their values (MIRRORED and MULTI_WORKER_MIRRORED): the default,
+   * NCCL_ALL_REDUCE when every replica is a GPU and NCCL is available, else
+   * REDUCTION_TO_ONE_DEVICE.
+   */
+  public static final int CROSS_DEVICE_OPS_AUTO = 0;
+  /** One NCCL communicator over the local GPUs. */
+  public static final int CROSS_DEVICE_OPS_NCCL_ALL_REDUCE = 1;
+  /** Two halves summed on their first GPU by peer copies, the two sums exchanged. */
+  public static final int CROSS_DEVICE_OPS_HIERARCHICAL_COPY = 2;
+  /** Every value copied to reduceToDevice, summed there, copied back (the only one besides AUTO for CPU replicas). */
+  public static final int CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE = 3;
   /** reduce(): element-wise over replicas rather than over a batch axis. */
   public static final int AXIS_NONE = -1;
   static final long OPT_KIND = 1L;
@@ -43,6 +57,8 @@ public final class Strategy implements AutoCloseable {
   static final long OPT_TOKEN = 1L << 7;
   static final long OPT_TOKEN_FILE = 1L << 8;
   static final long OPT_PLACEMENT = 1L << 9;
+  static final long OPT_CROSS_DEVICE_OPS = 1L << 10;
+  static final long OPT_REDUCE_TO_DEVICE = 1L << 11;
 
   /**
    * Replica threads stay attached to the JVM between callbacks: a merge function
@@ -72,6 +88,10 @@ public final class Strategy implements AutoCloseable {
     public java.nio.file.Path tokenFile;
     /** PARAMETER_SERVER: PLACEMENT_ROUND_ROBIN (default) or PLACEMENT_GREEDY_BYTES. */
     public Integer placement;
+    /** MIRRORED and MULTI_WORKER_MIRRORED (others refuse it): a CROSS_DEVICE_OPS_* value, default AUTO. */
+    public Integer crossDeviceOps;
+    /** CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE: "CPU:0" or "GPU:i"; default the first replica's device. */
+    public String reduceToDevice;
 
     public Options cluster(Cluster value) {
       cluster = value;
@@ -85,6 +105,16 @@ public final class Strategy implements AutoCloseable {
 
     public Options placement(int value) {
       placement = value;
+      return this;
+    }
+
+    public Options crossDeviceOps(int value) {
+      crossDeviceOps = value;
+      return this;
+    }
+
+    public Options reduceToDevice(String value) {
+      reduceToDevice = value;
       return this;
     }
 
@@ -150,6 +180,14 @@ public final class Strategy implements AutoCloseable {
       s.field_mask |= OPT_PLACEMENT;
       s.placement = options.placement;
     }
+    if (options.crossDeviceOps != null) {
+      s.field_mask |= OPT_CROSS_DEVICE_OPS;
+      s.cross_device_ops = options.crossDeviceOps;
+    }
+    if (options.reduceToDevice != null) {
+      s.field_mask |= OPT_REDUCE_TO_DEVICE;
+      s.reduce_to_device = options.reduceToDevice;
+    }
     Pointer contextPointer = context == null ? null : context.handle().get();
     if (context != null && contextPointer == null) {
       // NULL would silently mean "one worker alone".
@@ -207,6 +245,14 @@ public final class Strategy implements AutoCloseable {
       names.add(Strings.borrowed(out));
     }
     return names;
+  }
+
+  /**
+   * The cross-device ops in effect, a CROSS_DEVICE_OPS_* value with AUTO resolved
+   * (CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE on CPU replicas).
+   */
+  public int crossDeviceOps() {
+    return Queries.int32(out -> DistLibrary.LIB.dist_strategy_cross_device_ops(handle.get(), out));
   }
 
   /** The cluster of the strategy's context (borrowed: closing it only detaches it); null without a context. */

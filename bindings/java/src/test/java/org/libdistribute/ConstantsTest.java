@@ -92,6 +92,14 @@ public class ConstantsTest {
     java.put("DIST_STRATEGY_OPT_TOKEN", Strategy.OPT_TOKEN);
     java.put("DIST_STRATEGY_OPT_TOKEN_FILE", Strategy.OPT_TOKEN_FILE);
     java.put("DIST_STRATEGY_OPT_PLACEMENT", Strategy.OPT_PLACEMENT);
+    java.put("DIST_STRATEGY_OPT_CROSS_DEVICE_OPS", Strategy.OPT_CROSS_DEVICE_OPS);
+    java.put("DIST_STRATEGY_OPT_REDUCE_TO_DEVICE", Strategy.OPT_REDUCE_TO_DEVICE);
+    String[] crossDeviceOps = {"AUTO", "NCCL_ALL_REDUCE", "HIERARCHICAL_COPY", "REDUCTION_TO_ONE_DEVICE"};
+    int[] crossDeviceOpsValues = {Strategy.CROSS_DEVICE_OPS_AUTO, Strategy.CROSS_DEVICE_OPS_NCCL_ALL_REDUCE,
+        Strategy.CROSS_DEVICE_OPS_HIERARCHICAL_COPY, Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE};
+    for (int i = 0; i < crossDeviceOps.length; i++) {
+      java.put("DIST_CROSS_DEVICE_OPS_" + crossDeviceOps[i], (long) crossDeviceOpsValues[i]);
+    }
     java.put("DIST_PLACEMENT_ROUND_ROBIN", (long) Strategy.PLACEMENT_ROUND_ROBIN);
     java.put("DIST_PLACEMENT_GREEDY_BYTES", (long) Strategy.PLACEMENT_GREEDY_BYTES);
     java.put("DIST_AXIS_NONE", (long) Strategy.AXIS_NONE);
@@ -144,7 +152,7 @@ public class ConstantsTest {
     // Every value of the header's enumerations has its Java counterpart.
     for (String name : h.keySet()) {
       if (name.matches("DIST_(ERR|RESOLVER|ALLREDUCE|COMM_PATH|COLLECTIVE|DTYPE|OP|STRATEGY|COMMUNICATION|SYNC|AGGREGATION"
-          + "|VARIABLE_OPT|OPTIMIZER|SERVER_OPT|CHECKPOINT_OPT|PLACEMENT)_\\w+")) {
+          + "|VARIABLE_OPT|OPTIMIZER|SERVER_OPT|CHECKPOINT_OPT|PLACEMENT|CROSS_DEVICE_OPS)_\\w+")) {
         assertTrue(name + " has no Java counterpart", java.containsKey(name));
       }
     }

@@ -52,6 +52,114 @@ public class StrategyTest {
     }
   }
 
+  /** A single-worker strategy of `kind` with cross-device options (two CPU replicas except ONE_DEVICE). */
+  private static Strategy.Options crossDevice(int kind, Integer ops, String reduceTo) {
+    Strategy.Options options = new Strategy.Options().kind(kind);
+    if (kind != Strategy.ONE_DEVICE) options.numCpuDevices(2);
+    options.crossDeviceOps = ops;
+    options.reduceToDevice = reduceTo;
+    return options;
+  }
+
+  /** Creating the strategy fails with INVALID_ARGUMENT whose C message contains `expected`. */
+  private static void refused(Context context, Strategy.Options options, String expected) {
+    try {
+      new Strategy(context, options).close();
+      fail("accepted; expected an error containing " + expected);
+    } catch (DistException e) {
+      assertEquals(e.detail(), Status.ERR_INVALID_ARGUMENT, e.status());
+      assertTrue(e.detail(), e.detail().contains(expected));
+    }
+  }
+
+  @Test
+  public void crossDeviceOpsInEffectOnCpuReplicas() {
+    // AUTO resolves to REDUCTION_TO_ONE_DEVICE on CPU replicas, for every kind.
+    for (int kind : new int[] {Strategy.ONE_DEVICE, Strategy.MIRRORED, Strategy.CENTRAL_STORAGE}) {
+      try (Strategy s = new Strategy(null, crossDevice(kind, null, null))) {
+        assertEquals("kind " + kind, Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, s.crossDeviceOps());
+      }
+    }
+    for (int ops : new int[] {Strategy.CROSS_DEVICE_OPS_AUTO, Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE}) {
+      try (Strategy s = new Strategy(null, crossDevice(Strategy.MIRRORED, ops, null))) {
+        assertEquals(Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, s.crossDeviceOps());
+      }
+    }
+    for (String device : new String[] {"CPU:0", "/cpu:0", "/device:CPU:0"}) {
+      Strategy.Options options = new Strategy.Options().kind(Strategy.MIRRORED).numCpuDevices(2)
+          .crossDeviceOps(Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE).reduceToDevice(device);
+      try (Strategy s = new Strategy(null, options)) {
+        assertEquals(device, Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, s.crossDeviceOps());
+        NativeBuffer out = NativeBuffer.allocate(DType.F32, 2);
+        s.reduce(Op.SUM, new NativeBuffer[] {NativeBuffer.copyOf(new float[] {1.5f, -2}),
+            NativeBuffer.copyOf(new float[] {0.5f, 4})}, Strategy.AXIS_NONE, out);
+        assertArrayEquals(device, new float[] {2, 2}, (float[]) out.toArray(), 0f);
+      }
+    }
+  }
+
+  @Test
+  public void crossDeviceOpsAndReduceToDeviceRefusedOnCpuReplicas() {
+    String gpuOnly = "combines GPU replicas, and this strategy's replicas are CPU devices";
+    refused(null, crossDevice(Strategy.MIRRORED, Strategy.CROSS_DEVICE_OPS_NCCL_ALL_REDUCE, null), gpuOnly);
+    refused(null, crossDevice(Strategy.MIRRORED, Strategy.CROSS_DEVICE_OPS_HIERARCHICAL_COPY, null), gpuOnly);
+    refused(null, crossDevice(Strategy.MIRRORED, 7, null), "cross_device_ops 7 is not one of");
+    String mirroredOnly = "is for MIRRORED and MULTI_WORKER_MIRRORED";
+    refused(null, crossDevice(Strategy.ONE_DEVICE, Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, null), mirroredOnly);
+    refused(null, crossDevice(Strategy.CENTRAL_STORAGE, Strategy.CROSS_DEVICE_OPS_AUTO, null), mirroredOnly);
+    try (Cluster cluster = Cluster.fromJson("{\"cluster\": {\"ps\": [\"127.0.0.1:1\"]}}")) {
+      refused(null, new Strategy.Options().kind(Strategy.PARAMETER_SERVER).cluster(cluster).token("t")
+          .crossDeviceOps(Strategy.CROSS_DEVICE_OPS_AUTO), mirroredOnly);
+    }
+    refused(null, crossDevice(Strategy.MIRRORED, Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, "GPU:0"),
+        "\"GPU:0\" names a GPU");
+    refused(null, crossDevice(Strategy.MIRRORED, null, "CPU:0"), "REDUCTION_TO_ONE_DEVICE");
+    refused(null, crossDevice(Strategy.MIRRORED, Strategy.CROSS_DEVICE_OPS_AUTO, "CPU:0"), "REDUCTION_TO_ONE_DEVICE");
+    Strategy.Options nccl = new Strategy.Options().kind(Strategy.MIRRORED);
+    nccl.communication = Strategy.COMMUNICATION_NCCL;
+    try {
+      new Strategy(null, nccl).close();
+      fail("communication NCCL accepted on CPU replicas");
+    } catch (DistException e) {
+      assertEquals(e.detail(), Status.ERR_UNSUPPORTED, e.status());
+      assertTrue(e.detail(), e.detail().contains("NCCL"));
+    }
+  }
+
+  @Test
+  public void crossDeviceOpsOfMultiWorkerMirrored() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Strategy.Options options = crossDevice(Strategy.MULTI_WORKER_MIRRORED,
+          Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, "CPU:0");
+      try (Strategy s = new Strategy(context, options)) {
+        assertEquals(Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, s.crossDeviceOps());
+      }
+      refused(context, crossDevice(Strategy.MULTI_WORKER_MIRRORED, Strategy.CROSS_DEVICE_OPS_NCCL_ALL_REDUCE, null),
+          "combines GPU replicas, and this strategy's replicas are CPU devices");
+    }
+  }
+
+  @Test
+  public void cpuReplicasHaveNoCudaDeviceOrStream() {
+    try (Strategy s = mirrored()) {
+      List<ReplicaContext> replicas = s.run(r -> {
+        assertEquals(-1, r.device());
+        assertNull(r.stream());
+        return r;
+      });
+      assertEquals(2, replicas.size());
+      try {
+        replicas.get(0).device(); // valid only during its call
+        fail("a replica context answered after its call");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+      }
+    }
+    try (Strategy one = new Strategy(null, new Strategy.Options().kind(Strategy.ONE_DEVICE))) {
+      assertEquals(List.of(-1), one.run(ReplicaContext::device));
+    }
+  }
+
   @Test
   public void runReturnsEachReplicasValueInOrder() {
     try (Strategy s = mirrored()) {
