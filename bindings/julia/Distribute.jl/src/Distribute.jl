@@ -31,11 +31,11 @@ export all_to_all_v!, send, recv!, source, on_complete, ANY_SOURCE, TAG_MAX
 export version, version_string, build_features, build_info, status_string
 export SUM, PROD, MIN, MAX, MEAN
 export Strategy, ReplicaContext, Variable, Optimizer, InputContext
-export kind, num_replicas_in_sync, num_local_replicas, devices, has_cluster, worker_index, run_replicas,
-       replica_id, local_index, strategy, merge_call, set_result!, local_results, split_batch, batch_all_reduce!,
-       apply_gradients!, iterations, name, synchronization, aggregation, num_copies, read_copy, assign!,
-       assign_add!, assign_sub!, input_context, num_input_pipelines, input_pipeline_id, per_replica_batch_size,
-       shard_files, shard_range
+export kind, num_replicas_in_sync, num_local_replicas, devices, cross_device_ops, has_cluster, worker_index,
+       run_replicas, replica_id, local_index, device, stream, strategy, merge_call, set_result!, local_results,
+       split_batch, batch_all_reduce!, apply_gradients!, iterations, name, synchronization, aggregation,
+       num_copies, read_copy, assign!, assign_add!, assign_sub!, input_context, num_input_pipelines,
+       input_pipeline_id, per_replica_batch_size, shard_files, shard_range
 export Server, address, server_description, join_server, stop, checkpoint_save, checkpoint_restore
 export apply_gradient!, read_rows, add_rows!, apply_rows!, shards
 

@@ -9,6 +9,9 @@ const STRATEGY_KINDS = Dict(:one_device => Int32(0), :mirrored => Int32(1), :mul
                             :central_storage => Int32(3), :parameter_server => Int32(4))
 const PLACEMENTS = Dict(:round_robin => Int32(0), :greedy_bytes => Int32(1))
 const COMMUNICATIONS = Dict(:auto => Int32(0), :ring => Int32(1), :nccl => Int32(2))
+"dist_cross_device_ops_t: how the GPU replicas of one worker combine their values."
+const CROSS_DEVICE_OPS = Dict(:auto => Int32(0), :nccl_all_reduce => Int32(1), :hierarchical_copy => Int32(2),
+                              :reduction_to_one_device => Int32(3))
 const STRATEGY_OPT_KIND = UInt64(1) << 0
 const STRATEGY_OPT_NUM_CPU_DEVICES = UInt64(1) << 1
 const STRATEGY_OPT_COMMUNICATION = UInt64(1) << 2
@@ -19,6 +22,8 @@ const STRATEGY_OPT_CLUSTER = UInt64(1) << 6
 const STRATEGY_OPT_TOKEN = UInt64(1) << 7
 const STRATEGY_OPT_TOKEN_FILE = UInt64(1) << 8
 const STRATEGY_OPT_PLACEMENT = UInt64(1) << 9
+const STRATEGY_OPT_CROSS_DEVICE_OPS = UInt64(1) << 10
+const STRATEGY_OPT_REDUCE_TO_DEVICE = UInt64(1) << 11
 const AXIS_NONE = Int32(-1)
 
 "dist_strategy_options_t."
@@ -34,11 +39,14 @@ struct StrategyOptionsC
     token::Ptr{UInt8}
     token_file::Ptr{UInt8}
     placement::Int32
+    cross_device_ops::Int32
+    reduce_to_device::Ptr{UInt8}
 end
 
 """
     Strategy(context = nothing; kind = :one_device, num_cpu_devices, communication, bytes_per_pack,
-             timeout_seconds, bind_threads, cluster, token, token_file, placement)
+             timeout_seconds, bind_threads, cluster, token, token_file, placement, cross_device_ops,
+             reduce_to_device)
 
 A tf.distribute strategy over a `Context` (`nothing`: one worker alone). `kind` is
 `:one_device`, `:mirrored`, `:multi_worker_mirrored`, `:central_storage` or
@@ -51,6 +59,15 @@ the tasks of a cluster's "ps" job: the context's, or `cluster` without a context
 (kept referenced by the strategy and its variables); `token` / `token_file` are
 the cluster token the servers expect; `placement` is `:round_robin` (default) or
 `:greedy_bytes`.
+
+`cross_device_ops` (`:mirrored` and `:multi_worker_mirrored` only; tf.distribute's
+CrossDeviceOps) says how the GPU replicas of one worker combine their values:
+`:auto` (default: `:nccl_all_reduce` when every replica is a GPU and NCCL is
+available, else `:reduction_to_one_device`), `:nccl_all_reduce`,
+`:hierarchical_copy` or `:reduction_to_one_device` (or the C value), the last
+summing on `reduce_to_device` (`"CPU:0"` or `"GPU:i"`; default the first
+replica's device). CPU replicas take only `:auto` and `:reduction_to_one_device`
+to a CPU device.
 """
 mutable struct Strategy
     ptr::Ptr{Cvoid}
@@ -61,7 +78,8 @@ end
 function Strategy(context::Union{Context, Nothing} = nothing; kind::Symbol = :one_device, num_cpu_devices = nothing,
                   communication::Union{Symbol, Nothing} = nothing, bytes_per_pack = nothing,
                   timeout_seconds = nothing, bind_threads = nothing, cluster::Union{Cluster, Nothing} = nothing,
-                  token = nothing, token_file = nothing, placement::Union{Symbol, Nothing} = nothing)
+                  token = nothing, token_file = nothing, placement::Union{Symbol, Nothing} = nothing,
+                  cross_device_ops::Union{Symbol, Integer, Nothing} = nothing, reduce_to_device = nothing)
     mask = STRATEGY_OPT_KIND
     num_cpu_devices === nothing || (mask |= STRATEGY_OPT_NUM_CPU_DEVICES)
     communication === nothing || (mask |= STRATEGY_OPT_COMMUNICATION)
@@ -72,18 +90,23 @@ function Strategy(context::Union{Context, Nothing} = nothing; kind::Symbol = :on
     token === nothing || (mask |= STRATEGY_OPT_TOKEN)
     token_file === nothing || (mask |= STRATEGY_OPT_TOKEN_FILE)
     placement === nothing || (mask |= STRATEGY_OPT_PLACEMENT)
+    cross_device_ops === nothing || (mask |= STRATEGY_OPT_CROSS_DEVICE_OPS)
+    reduce_to_device === nothing || (mask |= STRATEGY_OPT_REDUCE_TO_DEVICE)
+    ops = cross_device_ops === nothing ? Int32(0) :
+          cross_device_ops isa Symbol ? CROSS_DEVICE_OPS[cross_device_ops] : Int32(cross_device_ops)
     cluster !== nothing && cluster.ptr == C_NULL && throw(ArgumentError("the cluster is closed"))
     strings = map(opt_path, (token, token_file))
+    reduce_to = opt_path(reduce_to_device)
     # A closed context's NULL would silently mean "one worker alone".
     context !== nothing && context.ptr == C_NULL && throw(ArgumentError("the context is closed"))
     out = Ref{Ptr{Cvoid}}(C_NULL)
-    GC.@preserve context cluster strings begin
+    GC.@preserve context cluster strings reduce_to begin
         options = StrategyOptionsC(mask, STRATEGY_KINDS[kind], something(num_cpu_devices, 0),
                                    communication === nothing ? Int32(0) : COMMUNICATIONS[communication],
                                    something(bytes_per_pack, 0), something(timeout_seconds, 0.0),
                                    bind_threads === nothing ? Int32(0) : Int32(bind_threads),
                                    cluster === nothing ? C_NULL : cluster.ptr, map(cstr, strings)...,
-                                   placement === nothing ? Int32(0) : PLACEMENTS[placement])
+                                   placement === nothing ? Int32(0) : PLACEMENTS[placement], ops, cstr(reduce_to))
         check(ccall((:dist_strategy_create, libdistribute), Int32, (Ptr{Cvoid}, Ref{StrategyOptionsC}, Ptr{Ptr{Cvoid}}),
                     context === nothing ? C_NULL : context.ptr, options, out))
     end
@@ -112,6 +135,18 @@ num_local_replicas(s::Strategy) = int_out(out -> ccall((:dist_strategy_num_local
                                                             Int32, (Ptr{Cvoid}, Ptr{Int32}), s.ptr, out))
 task_id(s::Strategy) = int_out(out -> ccall((:dist_strategy_task_id, libdistribute), Int32,
                                                  (Ptr{Cvoid}, Ptr{Int32}), s.ptr, out))
+
+"""
+    cross_device_ops(strategy) -> Symbol
+
+The cross-device ops in effect (`:auto` resolved by TF's rule): `:nccl_all_reduce`,
+`:hierarchical_copy` or `:reduction_to_one_device` (always the last on CPU replicas).
+"""
+function cross_device_ops(s::Strategy)
+    ops = int_out(out -> ccall((:dist_strategy_cross_device_ops, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Int32}),
+                               s.ptr, out))
+    return only(name for (name, v) in CROSS_DEVICE_OPS if v == ops)
+end
 
 "The local devices, one per local replica (\"/job:worker/replica:0/task:1/device:CPU:0\")."
 function devices(s::Strategy)
@@ -212,6 +247,27 @@ num_replicas_in_sync(r::ReplicaContext) = int_out(out -> ccall((:dist_replica_nu
                                                                    Int32, (Ptr{Cvoid}, Ptr{Int32}), r.ptr, out))
 local_index(r::ReplicaContext) = int_out(out -> ccall((:dist_replica_local_index, libdistribute), Int32,
                                                           (Ptr{Cvoid}, Ptr{Int32}), r.ptr, out))
+
+"""
+    device(replica) -> Int
+
+The CUDA device ordinal (under CUDA_VISIBLE_DEVICES) this replica drives, its
+thread's current device while the replica function runs; -1 for a CPU replica.
+"""
+device(r::ReplicaContext) = int_out(out -> ccall((:dist_replica_device, libdistribute), Int32,
+                                                     (Ptr{Cvoid}, Ptr{Int32}), r.ptr, out))
+
+"""
+    stream(replica) -> Ptr{Cvoid}
+
+The replica's CUDA stream (a `cudaStream_t` owned by the strategy, the same in
+every run), to order your own device work with; `C_NULL` for a CPU replica.
+"""
+function stream(r::ReplicaContext)
+    out = Ref{Ptr{Cvoid}}(C_NULL)
+    check(ccall((:dist_replica_stream, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Ptr{Cvoid}}), r.ptr, out))
+    return out[]
+end
 
 "The strategy running this replica."
 function strategy(r::ReplicaContext)

@@ -37,6 +37,15 @@ include("two_ranks.jl")
         @test length(Distribute.ALLREDUCE_ALGORITHMS) == count(r"#define DIST_ALLREDUCE_\w+\s+-?\d", header)
         @test length(Distribute.COMM_PATHS) == count(r"#define DIST_COMM_PATH_\w+\s+-?\d", header)
         @test length(Distribute.COLLECTIVES) == count(r"#define DIST_COLLECTIVE_\w+\s+-?\d", header)
+        for (symbol, v) in Distribute.CROSS_DEVICE_OPS
+            @test v == value("DIST_CROSS_DEVICE_OPS_" * uppercase(String(symbol)))
+        end
+        @test length(Distribute.CROSS_DEVICE_OPS) == count(r"#define DIST_CROSS_DEVICE_OPS_\w+\s+-?\d", header)
+        for (bit, name) in ((Distribute.STRATEGY_OPT_CROSS_DEVICE_OPS, "CROSS_DEVICE_OPS"),
+                            (Distribute.STRATEGY_OPT_REDUCE_TO_DEVICE, "REDUCE_TO_DEVICE"))
+            m = match(Regex("#define DIST_STRATEGY_OPT_$name\\s+\\(1ull << (\\d+)\\)"), header)
+            @test bit == UInt64(1) << parse(Int, m[1])
+        end
         @test sizeof(Distribute.DistBuffer) == 32
     end
 
@@ -195,6 +204,55 @@ include("two_ranks.jl")
         @test kind(s) == :mirrored && num_replicas_in_sync(s) == 2 && num_local_replicas(s) == 2
         @test length(devices(s)) == 2 && !has_cluster(s) && worker_index(s) == (0, 1)
         @test run_replicas(r -> (strategy(r) === s, replica_id(r), local_index(r)), s) == [(true, 0, 0), (true, 1, 1)]
+        # CPU replicas: no CUDA device, no stream; the context is valid only during its call.
+        @test run_replicas(r -> (device(r), stream(r)), s) == [(-1, C_NULL), (-1, C_NULL)]
+        gone = only(run_replicas(r -> r, Strategy()))
+        err = try device(gone); nothing catch e; e end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        # Cross-device ops: AUTO resolves to REDUCTION_TO_ONE_DEVICE on CPU replicas, for every kind.
+        @test cross_device_ops(s) == :reduction_to_one_device
+        for (k, n) in ((:one_device, nothing), (:central_storage, 2))
+            other = Strategy(; kind = k, num_cpu_devices = n)
+            @test cross_device_ops(other) == :reduction_to_one_device
+            close(other)
+        end
+        for ops in (:auto, :reduction_to_one_device)
+            other = Strategy(; kind = :mirrored, num_cpu_devices = 2, cross_device_ops = ops)
+            @test cross_device_ops(other) == :reduction_to_one_device
+            close(other)
+        end
+        for to in ("CPU:0", "/cpu:0", "/device:CPU:0")
+            other = Strategy(; kind = :mirrored, num_cpu_devices = 2, cross_device_ops = :reduction_to_one_device,
+                             reduce_to_device = to)
+            @test cross_device_ops(other) == :reduction_to_one_device
+            @test reduce(other, [Float32[1.5, -2], Float32[0.5, 4]]) == Float32[2, 2]
+            close(other)
+        end
+        refused(; options...) = try Strategy(; options...); nothing catch e; e end
+        invalid(err, text) = err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT &&
+                             occursin(text, err.message)
+        for ops in (:nccl_all_reduce, :hierarchical_copy)
+            @test invalid(refused(; kind = :mirrored, num_cpu_devices = 2, cross_device_ops = ops),
+                          "combines GPU replicas, and this strategy's replicas are CPU devices")
+        end
+        @test invalid(refused(; kind = :mirrored, num_cpu_devices = 2, cross_device_ops = 7),
+                      "cross_device_ops 7 is not one of")
+        for (k, n) in ((:one_device, nothing), (:central_storage, 2))
+            @test invalid(refused(; kind = k, num_cpu_devices = n, cross_device_ops = :reduction_to_one_device),
+                          "is for MIRRORED and MULTI_WORKER_MIRRORED")
+        end
+        ps_cluster = cluster_from_json("{\"cluster\": {\"ps\": [\"127.0.0.1:1\"]}}")
+        @test invalid(refused(; kind = :parameter_server, cluster = ps_cluster, token = "t", cross_device_ops = :auto),
+                      "is for MIRRORED and MULTI_WORKER_MIRRORED")
+        close(ps_cluster)
+        @test invalid(refused(; kind = :mirrored, num_cpu_devices = 2, cross_device_ops = :reduction_to_one_device,
+                              reduce_to_device = "GPU:0"), "\"GPU:0\" names a GPU")
+        @test invalid(refused(; kind = :mirrored, num_cpu_devices = 2, reduce_to_device = "CPU:0"),
+                      "REDUCTION_TO_ONE_DEVICE")
+        @test invalid(refused(; kind = :mirrored, num_cpu_devices = 2, cross_device_ops = :auto,
+                              reduce_to_device = "CPU:0"), "REDUCTION_TO_ONE_DEVICE")
+        err = refused(; kind = :mirrored, communication = :nccl)
+        @test err isa DistError && err.status == Distribute.DIST_ERR_UNSUPPORTED && occursin("NCCL", err.message)
         sums = run_replicas(s) do r
             data = fill(Float64(replica_id(r) + 1), 3)
             all_reduce!(r, data)
