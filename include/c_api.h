@@ -796,8 +796,14 @@ DIST_EXPORT dist_status_t dist_request_on_complete(dist_request_t* request,
  *                          each: the logical CPU devices of num_cpu_devices, or
  *                          when it is unset one replica per GPU this process can
  *                          use (devices "GPU:i"; replica i's thread is the one
- *                          to drive GPU i) and one CPU device without GPUs.
- *                          Buffers given to the library are host memory.
+ *                          to drive GPU i: the library makes GPU i its current
+ *                          device and gives it a stream, dist_replica_device
+ *                          and dist_replica_stream) and one CPU device without
+ *                          GPUs. CPU replicas take host memory; GPU replicas
+ *                          take CUDA memory on their own device (or host
+ *                          memory) in dist_replica_all_reduce and
+ *                          dist_strategy_reduce, combined by the strategy's
+ *                          cross-device ops (dist_cross_device_ops_t).
  *   MULTI_WORKER_MIRRORED  MIRRORED on every member of the context (chief and
  *                          workers), kept in sync by all-reduce over a private
  *                          communicator split from the world (collective
@@ -858,13 +864,48 @@ typedef int32_t dist_strategy_kind_t;
 #define DIST_STRATEGY_CENTRAL_STORAGE       3
 #define DIST_STRATEGY_PARAMETER_SERVER      4
 
-/* Cross-worker communication (TF's CommunicationImplementation). NCCL needs
- * device buffers, which the collectives do not take yet: asking for it is
- * DIST_ERR_UNSUPPORTED. */
+/* Cross-worker communication (TF's CommunicationImplementation) of
+ * MULTI_WORKER_MIRRORED. On GPU replicas, values on the devices are first
+ * combined on each worker by the cross-device ops, then:
+ *   AUTO  the communicator's own choice for CUDA memory (NCCL between workers
+ *         on distinct GPUs, else staged through host memory), by size on host
+ *         memory;
+ *   RING  host ring all-reduce for every size (device values staged through
+ *         pinned host memory);
+ *   NCCL  one NCCL communicator over every replica of every worker (each
+ *         replica thread one NCCL rank on its GPU, the cross-device ops
+ *         unused): needs a build with NCCL, NCCL at run time and GPU replicas
+ *         on distinct GPUs (else DIST_ERR_UNSUPPORTED at creation, or
+ *         DIST_ERR_UNAVAILABLE, on every rank, at the first all-reduce). */
 typedef int32_t dist_communication_t;
-#define DIST_COMMUNICATION_AUTO 0 /* the collectives' own choice by size */
-#define DIST_COMMUNICATION_RING 1 /* ring all-reduce for every size */
+#define DIST_COMMUNICATION_AUTO 0
+#define DIST_COMMUNICATION_RING 1
 #define DIST_COMMUNICATION_NCCL 2
+
+/* How GPU replicas of one worker combine their values (TF's CrossDeviceOps),
+ * for MIRRORED and the local step of MULTI_WORKER_MIRRORED:
+ *   AUTO                     TF's rule: NCCL_ALL_REDUCE when every replica is
+ *                            a GPU and NCCL is available, else
+ *                            REDUCTION_TO_ONE_DEVICE;
+ *   NCCL_ALL_REDUCE          one NCCL communicator over the local GPUs;
+ *   HIERARCHICAL_COPY        the replicas split into two halves; each half is
+ *                            summed on its first GPU by peer copies, the two
+ *                            sums are exchanged, and each half gets the total
+ *                            back by copies (TF's HierarchicalCopyAllReduce);
+ *   REDUCTION_TO_ONE_DEVICE  every value copied to reduce_to_device, summed
+ *                            there in replica order, and copied back.
+ * Results on GPUs follow the host's arithmetic (its element-wise kernels and
+ * their f16/bf16 rounding, dist_op_t), in replica order, except that
+ * HIERARCHICAL_COPY combines the two halves' sums last (another order than
+ * the host's for more than two replicas) and NCCL's arithmetic is NCCL's (see
+ * CUDA memory above). MEAN is always a sum divided once at the end.
+ * CPU replicas always reduce in host memory: only AUTO and
+ * REDUCTION_TO_ONE_DEVICE to a CPU device apply to them. */
+typedef int32_t dist_cross_device_ops_t;
+#define DIST_CROSS_DEVICE_OPS_AUTO                    0
+#define DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE         1
+#define DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY       2
+#define DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE 3
 
 #define DIST_STRATEGY_OPT_KIND            (1ull << 0)
 #define DIST_STRATEGY_OPT_NUM_CPU_DEVICES (1ull << 1)
@@ -876,6 +917,8 @@ typedef int32_t dist_communication_t;
 #define DIST_STRATEGY_OPT_TOKEN           (1ull << 7)
 #define DIST_STRATEGY_OPT_TOKEN_FILE      (1ull << 8)
 #define DIST_STRATEGY_OPT_PLACEMENT       (1ull << 9)
+#define DIST_STRATEGY_OPT_CROSS_DEVICE_OPS (1ull << 10)
+#define DIST_STRATEGY_OPT_REDUCE_TO_DEVICE (1ull << 11)
 
 /* PARAMETER_SERVER: which server each new variable (each shard of a partitioned
  * one) goes to, in creation order. */
@@ -897,7 +940,8 @@ typedef struct dist_strategy_options {
    * dist_strategy_batch_all_reduce: small tensors are packed together, large
    * ones split. 0 (the default) picks 8 MiB. */
   uint64_t bytes_per_pack;
-  /* Deadline of each cross-worker collective; default: the context's.
+  /* Deadline of each cross-worker collective, and on GPU replicas of each
+   * device all-reduce and reduce; default: the context's (60 without one).
    * PARAMETER_SERVER: of each call's requests to the servers (a synchronous
    * read's wait included); default 60. */
   double timeout_seconds;
@@ -916,6 +960,11 @@ typedef struct dist_strategy_options {
   const char* token_file;
   /* PARAMETER_SERVER: default DIST_PLACEMENT_ROUND_ROBIN. */
   dist_placement_t placement;
+  /* MIRRORED and MULTI_WORKER_MIRRORED (others refuse it): default AUTO. */
+  dist_cross_device_ops_t cross_device_ops;
+  /* REDUCTION_TO_ONE_DEVICE: "CPU:0" (pinned host memory) or "GPU:i" (local
+   * replica i's GPU); default the first replica's device, as TF. Copied. */
+  const char* reduce_to_device;
 } dist_strategy_options_t;
 
 #ifdef __cplusplus
@@ -944,6 +993,9 @@ DIST_EXPORT dist_status_t dist_strategy_num_local_replicas(const dist_strategy_t
 /* The i-th local device, "/job:worker/replica:0/task:1/device:CPU:0" (borrowed). */
 DIST_EXPORT dist_status_t dist_strategy_device(const dist_strategy_t* strategy, int32_t i,
                                                const char** device);
+/* The cross-device ops in effect (AUTO resolved by TF's rule). */
+DIST_EXPORT dist_status_t dist_strategy_cross_device_ops(const dist_strategy_t* strategy,
+                                                         dist_cross_device_ops_t* ops);
 /* The cluster of the strategy's context, or PARAMETER_SERVER's options.cluster
  * (borrowed); NULL without either. */
 DIST_EXPORT dist_status_t dist_strategy_cluster(const dist_strategy_t* strategy,
@@ -983,11 +1035,23 @@ DIST_EXPORT dist_status_t dist_replica_local_index(const dist_replica_context_t*
                                                    int32_t* index);
 DIST_EXPORT dist_status_t dist_replica_strategy(const dist_replica_context_t* replica,
                                                 dist_strategy_t** strategy);
+/* The CUDA device (ordinal under CUDA_VISIBLE_DEVICES) this replica drives, -1
+ * for a CPU replica; it is the replica thread's current device while fn runs. */
+DIST_EXPORT dist_status_t dist_replica_device(const dist_replica_context_t* replica, int32_t* device);
+/* The replica's CUDA stream (a cudaStream_t, non-blocking, owned by the
+ * strategy and the same in every run), NULL for a CPU replica. Device buffers
+ * whose dist_buffer_t names no stream (NULL) are taken as ordered on the
+ * legacy default stream, as elsewhere. */
+DIST_EXPORT dist_status_t dist_replica_stream(const dist_replica_context_t* replica, void** stream);
 
 /* All-reduces `buffer` in place across every replica in sync: every local
  * replica calls it with the same dtype, count and op (a mismatch fails all of
  * them), the local values are combined, then across workers; each replica gets
- * the same result. MEAN divides by num_replicas_in_sync (integers truncate). */
+ * the same result. MEAN divides by num_replicas_in_sync (integers truncate).
+ * On GPU replicas the buffer may be CUDA memory on the replica's own device
+ * (every local replica passing the same memory kind), ordered on
+ * buffer->stream: the work is enqueued there and the call returns once the
+ * result is on the device, or fails by the strategy's timeout. */
 DIST_EXPORT dist_status_t dist_replica_all_reduce(dist_replica_context_t* replica, dist_op_t op,
                                                   const dist_buffer_t* buffer);
 
@@ -1026,7 +1090,11 @@ DIST_EXPORT dist_status_t dist_strategy_local_results(const dist_strategy_t* str
  *     may differ, e.g. a partial last batch, and may be 0); the result sums the
  *     rows of every replica, and MEAN divides by the true number of rows in the
  *     whole group (it fails when that is 0).
- * Integers truncate a MEAN. */
+ * Integers truncate a MEAN. On GPU replicas, the values may be CUDA memory
+ * (all of one memory kind; each ordered on its stream) and the result CUDA
+ * memory or host memory:
+ * the values are combined in host memory in replica order (the same bits as
+ * host values) and the call returns once the result is in place. */
 DIST_EXPORT dist_status_t dist_strategy_reduce(dist_strategy_t* strategy, dist_op_t op,
                                                const dist_buffer_t* values, int32_t num_values,
                                                int32_t axis, const dist_buffer_t* result);
@@ -1240,7 +1308,14 @@ DIST_EXPORT dist_status_t dist_variable_aggregation(const dist_variable_t* varia
                                                     dist_aggregation_t* aggregation);
 
 /* replica NULL: cross-replica context; otherwise the calling replica's context.
- * Buffers have the variable's dtype and element count. */
+ * Buffers have the variable's dtype and element count.
+ * On GPU replicas (dist_replica_device >= 0) each local copy of a variable lives
+ * on its replica's GPU (CENTRAL_STORAGE's ON_WRITE variables stay on the host),
+ * and out/value may be CUDA memory (ordered on its stream) as well as host
+ * memory; each call returns once its copies are done. Assignments and on-read
+ * aggregation pass through host memory with the host's arithmetic (the bits of
+ * CPU replicas). A variable held in host memory refuses CUDA memory
+ * (DIST_ERR_INVALID_ARGUMENT). */
 DIST_EXPORT dist_status_t dist_variable_read(dist_variable_t* variable,
                                              dist_replica_context_t* replica,
                                              const dist_buffer_t* out);
@@ -1297,7 +1372,7 @@ DIST_EXPORT dist_status_t dist_variable_shard(const dist_variable_t* variable, i
 
 /* Local copy i of the variable as it is stored (a test of the mirroring);
  * *count copies: local replicas, or 1 for CENTRAL_STORAGE ON_WRITE, 0 under
- * PARAMETER_SERVER. */
+ * PARAMETER_SERVER. out: as for dist_variable_read. */
 DIST_EXPORT dist_status_t dist_variable_num_copies(const dist_variable_t* variable, int32_t* count);
 DIST_EXPORT dist_status_t dist_variable_read_copy(const dist_variable_t* variable, int32_t i,
                                                   const dist_buffer_t* out);
@@ -1367,7 +1442,9 @@ DIST_EXPORT dist_status_t dist_optimizer_iterations(const dist_optimizer_t* opti
  * dtype's tensors are all-reduced in one call, read where they lie. The
  * tensors must not overlap in memory. Afterwards every
  * replica's tensor i holds the sum (or mean over num_replicas_in_sync) over all
- * replicas. op: SUM or MEAN. */
+ * replicas. op: SUM or MEAN. On GPU replicas the tensors may all be CUDA
+ * memory (each on its replica's GPU): each is all-reduced as by
+ * dist_replica_all_reduce, in turn, without fusion. */
 DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strategy, dist_op_t op,
                                                          const dist_buffer_t* buffers, size_t n);
 
@@ -1381,7 +1458,14 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
  * which keeps that part's slots, and the new weights are shared with the
  * others (the same bits everywhere). The gradient buffers are scratch: what
  * they hold afterwards is unspecified (they may hold partial or complete sums
- * over the replicas). */
+ * over the replicas).
+ * On GPU replicas (variables on the GPUs) the gradients may be CUDA memory on
+ * their replica's GPU (ordered on their streams) or host memory, and are left
+ * unchanged: each dtype's gradients are packed into buckets of bytes_per_pack
+ * on every GPU, each bucket is all-reduced by the strategy's cross-device ops
+ * and communication, and every copy is stepped on its own GPU by the
+ * optimizer's CUDA kernels, which follow the host's arithmetic bit for bit.
+ * The call returns once every copy is updated. */
 DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strategy,
                                                         dist_variable_t* const* vars,
                                                         const dist_buffer_t* grads, size_t n,

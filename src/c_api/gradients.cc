@@ -14,6 +14,7 @@ namespace dist {
 namespace {
 
 // buffers[r * n + i] as per_replica[r][i].
+// Host or CUDA memory (the strategy checks which its replicas take).
 std::vector<std::vector<TensorRef>> per_replica_tensors(const Strategy& strategy, const dist_buffer_t* buffers,
                                                         size_t n, const char* name) {
   if (n > 0) require(buffers, name);
@@ -22,7 +23,7 @@ std::vector<std::vector<TensorRef>> per_replica_tensors(const Strategy& strategy
   for (size_t r = 0; r < replicas; ++r) {
     for (size_t i = 0; i < n; ++i) {
       const std::string field = std::string(name) + "[" + std::to_string(r * n + i) + "]";
-      out[r].push_back(tensor_of(&buffers[r * n + i], field.c_str()));
+      out[r].push_back(host_or_device_tensor_of(&buffers[r * n + i], field.c_str()));
     }
   }
   return out;
@@ -57,7 +58,7 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
     s.require_cross_replica("dist_strategy_batch_all_reduce");
     const dist::ReduceOp reduce_op = dist::reduce_op_from_int(op);
     const auto tensors = dist::per_replica_tensors(s, buffers, n, "buffers");
-    dist::fused_all_reduce(s, reduce_op, tensors, dist::write_back_to_replicas(tensors));
+    dist::batch_all_reduce(s, reduce_op, tensors);
   });
 }
 

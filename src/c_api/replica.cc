@@ -71,12 +71,28 @@ DIST_EXPORT dist_status_t dist_replica_strategy(const dist_replica_context_t* re
   return call_guarded(__func__, [&] { *require(strategy, "strategy") = require(replica, "replica")->strategy; });
 }
 
+DIST_EXPORT dist_status_t dist_replica_device(const dist_replica_context_t* replica, int32_t* device) {
+  return call_guarded(__func__, [&] {
+    require(device, "device");
+    const dist::ReplicaContext& context = *require(replica, "replica")->replica;
+    *device = context.strategy().replica_device(context.local_index());
+  });
+}
+
+DIST_EXPORT dist_status_t dist_replica_stream(const dist_replica_context_t* replica, void** stream) {
+  return call_guarded(__func__, [&] {
+    require(stream, "stream");
+    const dist::ReplicaContext& context = *require(replica, "replica")->replica;
+    *stream = context.strategy().replica_stream(context.local_index());
+  });
+}
+
 DIST_EXPORT dist_status_t dist_replica_all_reduce(dist_replica_context_t* replica, dist_op_t op,
                                                   const dist_buffer_t* buffer) {
   return call_guarded(__func__, [&] {
     require(replica, "replica");
     const dist::ReduceOp reduce_op = dist::reduce_op_from_int(op);
-    replica->replica->all_reduce(reduce_op, dist::tensor_of(buffer, "buffer"));
+    replica->replica->all_reduce(reduce_op, dist::host_or_device_tensor_of(buffer, "buffer"));
   });
 }
 

@@ -22,6 +22,11 @@ StrategyConfig read_strategy_options(const dist_strategy_options_t* in) {
   if (has(DIST_STRATEGY_OPT_COMMUNICATION)) out.communication = communication_from_int(in->communication);
   if (has(DIST_STRATEGY_OPT_BYTES_PER_PACK)) out.bytes_per_pack = in->bytes_per_pack;
   if (has(DIST_STRATEGY_OPT_BIND_THREADS)) out.bind_threads = in->bind_threads != 0;
+  if (has(DIST_STRATEGY_OPT_CROSS_DEVICE_OPS)) {
+    out.cross_device_ops = cross_device_ops_from_int(in->cross_device_ops);
+    out.cross_device_ops_set = true;
+  }
+  if (has(DIST_STRATEGY_OPT_REDUCE_TO_DEVICE)) out.reduce_to_device = require(in->reduce_to_device, "options: reduce_to_device");
   if (has(DIST_STRATEGY_OPT_TIMEOUT_SECONDS)) {
     if (!(in->timeout_seconds > 0.0) || !std::isfinite(in->timeout_seconds) || in->timeout_seconds > 1e9) {
       fail_invalid("options: timeout_seconds " + std::to_string(in->timeout_seconds) +
@@ -151,6 +156,14 @@ DIST_EXPORT dist_status_t dist_strategy_cluster(const dist_strategy_t* strategy,
   return call_guarded(__func__, [&] { *require(cluster, "cluster") = require(strategy, "strategy")->cluster; });
 }
 
+DIST_EXPORT dist_status_t dist_strategy_cross_device_ops(const dist_strategy_t* strategy,
+                                                         dist_cross_device_ops_t* ops) {
+  return call_guarded(__func__, [&] {
+    require(ops, "ops");
+    *ops = static_cast<dist_cross_device_ops_t>(require(strategy, "strategy")->strategy->cross_device_ops());
+  });
+}
+
 DIST_EXPORT dist_status_t dist_strategy_task_type(const dist_strategy_t* strategy, const char** task_type) {
   return call_guarded(__func__, [&] {
     require(task_type, "task_type");
@@ -186,10 +199,10 @@ DIST_EXPORT dist_status_t dist_strategy_reduce(dist_strategy_t* strategy, dist_o
     std::vector<dist::TensorRef> per_replica;
     for (int32_t i = 0; i < num_values; ++i) {
       const std::string field = "values[" + std::to_string(i) + "]";
-      per_replica.push_back(dist::tensor_of(&values[i], field.c_str()));
+      per_replica.push_back(dist::host_or_device_tensor_of(&values[i], field.c_str()));
     }
     dist::reduce_per_replica(*strategy->strategy, dist::reduce_op_from_int(op), per_replica, axis,
-                             dist::tensor_of(result, "result"));
+                             dist::host_or_device_tensor_of(result, "result"));
   });
 }
 

@@ -45,10 +45,26 @@ struct dist_input_context {
 
 namespace dist {
 
-// A checked dist_buffer_t as the core's view of it.
+// A checked dist_buffer_t in host memory as the core's view of it: the
+// strategy and variable calls that take no CUDA memory refuse it here.
 inline TensorRef tensor_of(const dist_buffer_t* buffer, const char* name) {
   Checked checked = check_buffer(buffer, name);
+  if (checked.memory == MemoryKind::kCuda) {
+    fail(Status::kUnsupported, std::string(name) + " is CUDA memory, and this call takes host memory only "
+                                                   "(DIST_MEMORY_HOST)");
+  }
   return TensorRef{checked.data, checked.count, checked.dtype};
+}
+
+// The same for the calls that also take CUDA memory (GPU replicas' values):
+// its stream and device come along.
+inline TensorRef host_or_device_tensor_of(const dist_buffer_t* buffer, const char* name) {
+  Checked checked = check_buffer(buffer, name);
+  TensorRef out{checked.data, checked.count, checked.dtype};
+  out.memory = checked.memory;
+  out.stream = checked.stream;
+  out.device = checked.device;
+  return out;
 }
 
 }  // namespace dist

@@ -1,5 +1,4 @@
 // dist_variable_*: distributed variables.
-#include <cstring>
 
 #include "c_api/guard.h"
 #include "c_api/optimizer_options.h"
@@ -87,7 +86,7 @@ ReplicaContext* replica_of(dist_replica_context_t* replica) { return replica != 
 
 void update(dist_variable_t* variable, dist_replica_context_t* replica, const dist_buffer_t* value, UpdateKind kind) {
   require(variable, "variable");
-  variable->variable->update(replica_of(replica), kind, tensor_of(value, "value"));
+  variable->variable->update(replica_of(replica), kind, host_or_device_tensor_of(value, "value"));
 }
 
 }  // namespace
@@ -154,7 +153,7 @@ DIST_EXPORT dist_status_t dist_variable_read(dist_variable_t* variable, dist_rep
                                              const dist_buffer_t* out) {
   return call_guarded(__func__, [&] {
     require(variable, "variable");
-    variable->variable->read(dist::replica_of(replica), dist::tensor_of(out, "out"));
+    variable->variable->read(dist::replica_of(replica), dist::host_or_device_tensor_of(out, "out"));
   });
 }
 
@@ -241,14 +240,7 @@ DIST_EXPORT dist_status_t dist_variable_read_copy(const dist_variable_t* variabl
                                                   const dist_buffer_t* out) {
   return call_guarded(__func__, [&] {
     require(variable, "variable");
-    const dist::Variable& v = *variable->variable;
-    if (i < 0 || i >= v.num_copies()) {
-      dist::fail_invalid("copy " + std::to_string(i) + " is out of range for " + std::to_string(v.num_copies()) +
-                         " copies of variable '" + v.name() + "'");
-    }
-    const dist::TensorRef target = dist::tensor_of(out, "out");
-    v.check_buffer(target, "out");
-    if (target.bytes() > 0) std::memcpy(target.data, v.copy(i), target.bytes());
+    variable->variable->read_copy(i, dist::host_or_device_tensor_of(out, "out"));
   });
 }
 

@@ -1,7 +1,6 @@
 #include "collectives/device_calls.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -28,14 +27,9 @@ struct DeviceReport {
   DeviceIdentity identity;
 };
 
-bool nccl_wanted() {
-  const char* setting = std::getenv("DIST_NCCL");
-  return setting == nullptr || std::strcmp(setting, "0") != 0;
-}
-
 bool nccl_here() {
 #ifdef DIST_HAVE_NCCL
-  return nccl_wanted() && NcclLibrary::instance().available();
+  return nccl_enabled();
 #else
   return false;
 #endif

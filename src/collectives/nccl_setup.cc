@@ -36,8 +36,6 @@ void run_bytes(Communicator& comm, CollectiveKind kind, int32_t root, uint64_t c
   comm.run(call);
 }
 
-// Every rank's report; throws on every rank, naming each rank that failed,
-// unless all are OK. The status thrown is the first failing rank's.
 void agree(Communicator& comm, const RankReport& mine, const char* stage) {
   std::vector<RankReport> all(static_cast<size_t>(comm.size()));
   run_bytes(comm, CollectiveKind::kAllGather, -1, sizeof(RankReport), &mine, all.data());
@@ -65,6 +63,10 @@ RankReport readiness(int device) {
 }
 
 }  // namespace
+
+void agree_on_nccl_stage(Communicator& comm, Status status, const std::string& message, const char* stage) {
+  agree(comm, report(status, message), stage);
+}
 
 ncclUniqueId share_nccl_id(Communicator& comm) {
   // One byte of status ahead of the id: rank 0 may fail to make one.

@@ -133,6 +133,39 @@ void copy_on_device_async(void* to, const void* from, size_t bytes, void* stream
   check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, as_stream(stream)), "cudaMemcpyAsync on the device");
 }
 
+void copy_between_devices_async(void* to, int to_device, const void* from, int from_device, size_t bytes,
+                                void* stream) {
+  if (bytes == 0) return;
+  if (to_device == from_device) {
+    copy_on_device_async(to, from, bytes, stream);
+    return;
+  }
+  check(cudaMemcpyPeerAsync(to, to_device, from, from_device, bytes, as_stream(stream)),
+        "cudaMemcpyPeerAsync between devices");
+}
+
+DeviceBuffer::DeviceBuffer(int device, size_t bytes) : device_(device) {
+  DeviceScope on(device);
+  check(cudaMalloc(&data_, bytes == 0 ? 1 : bytes), "cudaMalloc", Status::kNoMemory);
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  int previous = -1;
+  const bool restore = cudaGetDevice(&previous) == cudaSuccess && previous != device_;
+  if (restore) (void)cudaSetDevice(device_);
+  (void)cudaFree(data_);
+  if (restore) (void)cudaSetDevice(previous);
+}
+
+OwnedStream::OwnedStream(int device) : device_(device) {
+  DeviceScope scope(device);
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  stream_ = stream;
+}
+
+OwnedStream::~OwnedStream() { (void)cudaStreamDestroy(as_stream(stream_)); }
+
 DeviceScope::DeviceScope(int device) {
   check(cudaGetDevice(&previous_), "cudaGetDevice");
   if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice", Status::kUnavailable);
@@ -173,6 +206,10 @@ void StreamMark::wait(std::chrono::steady_clock::time_point deadline, const std:
     }
     if (polls > 200) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+}
+
+void StreamMark::hold(void* stream) const {
+  check(cudaStreamWaitEvent(as_stream(stream), static_cast<cudaEvent_t>(event_), 0), "cudaStreamWaitEvent");
 }
 
 void launch_host_function(void* stream, void (*function)(void*), void* argument) {

@@ -73,6 +73,43 @@ class StreamScratch {
 // A copy between two device buffers, enqueued on `stream`.
 void copy_on_device_async(void* to, const void* from, size_t bytes, void* stream);
 
+// A copy between buffers on two devices (or one), enqueued on `stream`; CUDA
+// goes through host memory where the two have no peer access.
+void copy_between_devices_async(void* to, int to_device, const void* from, int from_device, size_t bytes,
+                                void* stream);
+
+// Device memory of its own on `device` (cudaMalloc), for state that lives
+// across calls: a variable's copy on a GPU replica, an optimizer's slots.
+class DeviceBuffer {
+ public:
+  DeviceBuffer(int device, size_t bytes);  // uninitialized; throws kNoMemory
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* data() const { return data_; }
+  int device() const { return device_; }
+
+ private:
+  void* data_ = nullptr;
+  int device_ = -1;
+};
+
+// A non-blocking stream of its own on `device` (the replicas' streams of a
+// strategy on GPUs). Throws kSystem.
+class OwnedStream {
+ public:
+  explicit OwnedStream(int device);
+  ~OwnedStream();
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  void* get() const { return stream_; }
+  int device() const { return device_; }
+
+ private:
+  void* stream_ = nullptr;
+  int device_ = -1;
+};
+
 // Makes `device` current for this thread while it lives, and the device that
 // was current before again afterwards: the caller's choice is theirs.
 class DeviceScope {
@@ -100,6 +137,9 @@ class StreamMark {
   // Waits until reached; throws kTimeout at `deadline`, saying `what` did
   // not finish on its stream.
   void wait(std::chrono::steady_clock::time_point deadline, const std::string& what) const;
+  // Holds the work enqueued on `stream` from now on until this mark is
+  // reached (cudaStreamWaitEvent): ordering across streams, no host wait.
+  void hold(void* stream) const;
 
  private:
   void* event_ = nullptr;

@@ -4,6 +4,7 @@
 #include <link.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace dist {
@@ -108,6 +109,12 @@ template <typename Function>
 bool NcclLibrary::resolve(Function& function, const char* symbol) {
   function = reinterpret_cast<Function>(dlsym(handle_, symbol));
   return function != nullptr;
+}
+
+bool nccl_enabled() {
+  const char* setting = std::getenv("DIST_NCCL");
+  if (setting != nullptr && std::strcmp(setting, "0") == 0) return false;
+  return NcclLibrary::instance().available();
 }
 
 }  // namespace dist

@@ -67,6 +67,10 @@ class NcclLibrary {
   NcclApi api_;
 };
 
+// Whether the library's NCCL paths may run: NCCL opened and DIST_NCCL not
+// set to "0" (the user's switch to keep every device call off NCCL).
+bool nccl_enabled();
+
 // "2.28.9" for 22809 (and the older encoding, major*1000 + minor*100 + patch,
 // of releases before 2.9).
 std::string nccl_version_text(int code);

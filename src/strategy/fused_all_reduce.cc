@@ -1,5 +1,9 @@
 #include "strategy/fused_all_reduce.h"
 
+#ifdef DIST_HAVE_CUDA
+#include "strategy/device_all_reduce.h"
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -309,6 +313,35 @@ FusedConsumer write_back_to_replicas(const std::vector<std::vector<TensorRef>>& 
       if (target != reduced) std::memcpy(target, reduced, static_cast<size_t>(s.count) * element);
     }
   };
+}
+
+void batch_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica) {
+  bool any_on_device = false, all_on_device = true;
+  for (const auto& replica : per_replica) {
+    for (const TensorRef& t : replica) {
+      any_on_device = any_on_device || t.on_device();
+      all_on_device = all_on_device && t.on_device();
+    }
+  }
+  if (!any_on_device) {
+    fused_all_reduce(strategy, op, per_replica, write_back_to_replicas(per_replica));
+    return;
+  }
+  if (!all_on_device) fail_invalid("the buffers mix host and CUDA memory: pass one kind");
+#ifdef DIST_HAVE_CUDA
+  for (size_t i = 0; i < per_replica[0].size(); ++i) {
+    std::vector<TensorRef> tensor;
+    for (const auto& replica : per_replica) {
+      if (replica[i].dtype != per_replica[0][i].dtype || replica[i].count != per_replica[0][i].count) {
+        fail_invalid("tensor " + std::to_string(i) + " differs in dtype or count between the local replicas");
+      }
+      tensor.push_back(replica[i]);
+    }
+    all_reduce_on_devices(strategy, op, tensor);
+  }
+#else
+  fail(Status::kInternal, "CUDA memory in a build without CUDA");
+#endif
 }
 
 }  // namespace dist

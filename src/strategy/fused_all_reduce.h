@@ -62,4 +62,10 @@ void fused_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::ve
 // A consumer that writes the result back into every replica's tensors.
 FusedConsumer write_back_to_replicas(const std::vector<std::vector<TensorRef>>& per_replica);
 
+// TF's batch_reduce, in place: per_replica[r][i] becomes tensor i's result
+// on every replica. Host tensors are fused (fused_all_reduce); tensors in
+// CUDA memory on GPU replicas (all of them, then) are all-reduced one by one
+// on the devices (device_all_reduce.h). Collective in a multi-worker strategy.
+void batch_all_reduce(Strategy& strategy, ReduceOp op, const std::vector<std::vector<TensorRef>>& per_replica);
+
 }  // namespace dist

@@ -5,6 +5,9 @@
 
 #include "collectives/reduce_kernels.h"
 #include "strategy/replica_context.h"
+#ifdef DIST_HAVE_CUDA
+#include "strategy/device_all_reduce.h"
+#endif
 
 namespace dist {
 namespace {
@@ -24,6 +27,9 @@ void check_arguments(const Strategy& strategy, ReduceOp op, const std::vector<Te
   if (axis == 0 && result.count == 0) fail_invalid("axis 0 needs a result of at least one element (one row)");
   for (size_t i = 0; i < values.size(); ++i) {
     const std::string field = "values[" + std::to_string(i) + "]";
+    if (values[i].memory != values[0].memory) {
+      fail_invalid(field + " and values[0] lie in different kinds of memory (host and CUDA)");
+    }
     if (values[i].dtype != result.dtype) {
       fail_invalid(field + " is " + name(values[i].dtype) + " but result is " + name(result.dtype));
     }
@@ -57,9 +63,9 @@ uint64_t sum_local_rows(const std::vector<TensorRef>& values, const TensorRef& r
 
 }  // namespace
 
-void reduce_per_replica(Strategy& strategy, ReduceOp op, const std::vector<TensorRef>& values, int axis,
+// reduce_per_replica on host memory.
+void reduce_host_values(Strategy& strategy, ReduceOp op, const std::vector<TensorRef>& values, int axis,
                         const TensorRef& result) {
-  check_arguments(strategy, op, values, axis, result);
   if (axis == kAxisNone) {
     std::vector<const void*> inputs;
     for (const TensorRef& value : values) inputs.push_back(value.data);
@@ -72,6 +78,25 @@ void reduce_per_replica(Strategy& strategy, ReduceOp op, const std::vector<Tenso
   strategy.all_reduce_across_workers(TensorRef{&rows, 1, DType::U64}, ReduceOp::SUM);
   if (rows == 0) fail_invalid("MEAN over axis 0 of an empty batch: no replica holds a row");
   finalize_mean(result.data, result.count, result.dtype, static_cast<int64_t>(rows));
+}
+
+void reduce_per_replica(Strategy& strategy, ReduceOp op, const std::vector<TensorRef>& values, int axis,
+                        const TensorRef& result) {
+  check_arguments(strategy, op, values, axis, result);
+  bool on_device = result.on_device();
+  for (const TensorRef& value : values) on_device = on_device || value.on_device();
+  if (!on_device) {
+    reduce_host_values(strategy, op, values, axis, result);
+    return;
+  }
+#ifdef DIST_HAVE_CUDA
+  // Combined in host memory: the same bits as host values.
+  with_host_copies(strategy, values, result, [&](const std::vector<TensorRef>& host_values, const TensorRef& host_result) {
+    reduce_host_values(strategy, op, host_values, axis, host_result);
+  });
+#else
+  fail(Status::kInternal, "device values in a build without CUDA");
+#endif
 }
 
 }  // namespace dist

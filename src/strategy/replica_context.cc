@@ -5,6 +5,9 @@
 #include "collectives/reduce_kernels.h"
 #include "collectives/signature.h"
 #include "strategy/merge_scope.h"
+#ifdef DIST_HAVE_CUDA
+#include "strategy/device_all_reduce.h"
+#endif
 
 namespace dist {
 
@@ -23,8 +26,17 @@ void ReplicaContext::all_reduce(ReduceOp op, const TensorRef& buffer) {
   signature.dtype = buffer.dtype;
   signature.op = op;
   signature.count = buffer.count;
+  signature.memory = buffer.memory;  // every local replica passes the same kind
   TensorRef mine = buffer;
   exchange(Contribution{describe(signature), 0, &mine}, [&](const std::vector<void*>& payloads) {
+#ifdef DIST_HAVE_CUDA
+    if (buffer.on_device()) {
+      std::vector<TensorRef> buffers;
+      for (void* p : payloads) buffers.push_back(*static_cast<TensorRef*>(p));
+      all_reduce_on_devices(strategy_, op, buffers);
+      return;
+    }
+#endif
     std::vector<const void*> inputs;
     for (void* p : payloads) inputs.push_back(static_cast<TensorRef*>(p)->data);
     const TensorRef& first = *static_cast<TensorRef*>(payloads[0]);

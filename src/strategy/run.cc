@@ -8,6 +8,11 @@
 #include <vector>
 
 #include "topology/thread_binding.h"
+#ifdef DIST_HAVE_CUDA
+#include <optional>
+
+#include "gpu/cuda_memory.h"
+#endif
 
 namespace dist {
 namespace {
@@ -63,6 +68,12 @@ void run_replicas(Strategy& strategy, const std::function<void(ReplicaContext&)>
       if (replicas > 1 && !strategy.replica_pus(local_index).empty()) {
         bind_current_thread(strategy.replica_pus(local_index));
       }
+#ifdef DIST_HAVE_CUDA
+      // A GPU replica's thread drives its GPU (the caller's own current
+      // device comes back after a lone replica ran on its thread).
+      std::optional<DeviceScope> device;
+      if (strategy.replica_device(local_index) >= 0) device.emplace(strategy.replica_device(local_index));
+#endif
       body(context);
       return;
     } catch (const Error& e) {

@@ -4,6 +4,16 @@
 
 #include "base/status.h"
 #include "strategy/merge_scope.h"
+#ifdef DIST_HAVE_CUDA
+#include "strategy/gpu_replicas.h"
+#else
+namespace dist {
+class GpuReplicas {};  // never made: replicas drive no GPU without CUDA
+}  // namespace dist
+#endif
+#ifdef DIST_HAVE_NCCL
+#include "gpu/nccl_library.h"
+#endif
 #include "topology/accelerators.h"
 #include "topology/thread_binding.h"
 
@@ -13,10 +23,6 @@ namespace {
 // The local replicas: the devices the options name, else every GPU this
 // process can use (not for ONE_DEVICE), else one CPU device.
 int checked_local_replicas(const StrategyConfig& config, bool* on_gpus) {
-  if (config.communication == Communication::kNccl) {
-    fail(Status::kUnsupported,
-         "communication NCCL needs device buffers, which this build's collectives do not take (use AUTO or RING)");
-  }
   *on_gpus = false;
   if (!config.num_cpu_devices) {
     const int gpus = config.kind == StrategyKind::kOneDevice ? 0 : local_gpu_count();
@@ -32,6 +38,50 @@ int checked_local_replicas(const StrategyConfig& config, bool* on_gpus) {
     fail_invalid("OneDeviceStrategy has exactly one device, not num_cpu_devices " + std::to_string(devices));
   }
   return devices;
+}
+
+bool nccl_usable() {
+#ifdef DIST_HAVE_NCCL
+  return nccl_enabled();
+#else
+  return false;
+#endif
+}
+
+// What the replicas are, for the cross-device ops and communication NCCL:
+// GPUs only where this build drives them.
+ReplicaDevices replica_devices(int count, bool on_gpus) {
+  ReplicaDevices devices;
+  devices.count = count;
+#ifdef DIST_HAVE_CUDA
+  devices.gpus = on_gpus;
+#else
+  (void)on_gpus;
+#endif
+  devices.nccl_usable = devices.gpus && nccl_usable();
+  return devices;
+}
+
+void check_device_options(const StrategyConfig& config, const ReplicaDevices& devices) {
+  const bool mirrored = config.kind == StrategyKind::kMirrored || config.kind == StrategyKind::kMultiWorkerMirrored;
+  if (!mirrored && (config.cross_device_ops_set || config.reduce_to_device)) {
+    fail_invalid(std::string(config.cross_device_ops_set ? "cross_device_ops" : "reduce_to_device") +
+                 " is for MIRRORED and MULTI_WORKER_MIRRORED, not " + name(config.kind));
+  }
+  if (config.reduce_to_device && config.cross_device_ops != CrossDeviceOps::kReductionToOneDevice) {
+    fail_invalid("reduce_to_device is for cross_device_ops REDUCTION_TO_ONE_DEVICE, not " +
+                 std::string(name(config.cross_device_ops)));
+  }
+  if (config.communication == Communication::kNccl) {
+    if (!devices.gpus) {
+      fail(Status::kUnsupported, "communication NCCL needs GPU replicas driven by CUDA (this strategy's replicas are "
+                                 "CPU devices, or this build has no CUDA): use AUTO or RING");
+    }
+    if (!devices.nccl_usable) {
+      fail(Status::kUnsupported, "communication NCCL needs NCCL, which this process cannot use (dist-info build says "
+                                 "why; DIST_NCCL=0 turns it off): use AUTO or RING");
+    }
+  }
 }
 
 CollectiveCall in_place_call(CollectiveKind kind, const TensorRef& buffer, ReduceOp op, int32_t root) {
@@ -54,6 +104,13 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
       local_replicas_(checked_local_replicas(config, &on_gpus_)),
       rendezvous_(local_replicas_) {
   if (config_.bytes_per_pack == 0) config_.bytes_per_pack = kDefaultBytesPerPack;
+  const ReplicaDevices devices = replica_devices(local_replicas_, on_gpus_);
+  check_device_options(config_, devices);
+  cross_device_ops_ = resolve_cross_device_ops(config_.cross_device_ops, devices);
+  reduce_target_ = parse_reduce_target(config_.reduce_to_device, devices);
+#ifdef DIST_HAVE_CUDA
+  if (devices.gpus) gpus_ = std::make_unique<GpuReplicas>(local_replicas_);
+#endif
   const bool multi_worker = config_.kind == StrategyKind::kMultiWorkerMirrored && world != nullptr;
   if (multi_worker && world->size() > 1) {
     // A private communicator: the strategy's calls never interleave with the
@@ -80,6 +137,34 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
     devices_.push_back("/job:" + job + "/replica:0/task:" + std::to_string(task) +
                        (on_gpus_ ? "/device:GPU:" : "/device:CPU:") + std::to_string(i));
   }
+}
+
+Strategy::~Strategy() = default;
+
+int Strategy::replica_device(int i) const {
+#ifdef DIST_HAVE_CUDA
+  if (gpus_) return gpus_->device(i);
+#endif
+  (void)i;
+  return -1;
+}
+
+void* Strategy::replica_stream(int i) const {
+#ifdef DIST_HAVE_CUDA
+  if (gpus_) return gpus_->stream(i);
+#endif
+  (void)i;
+  return nullptr;
+}
+
+std::chrono::steady_clock::time_point Strategy::deadline() const {
+  std::chrono::milliseconds timeout = std::chrono::seconds(60);
+  if (config_.timeout) {
+    timeout = *config_.timeout;
+  } else if (comm_) {
+    timeout = comm_->timeout();
+  }
+  return std::chrono::steady_clock::now() + timeout;
 }
 
 void Strategy::check_same_replicas_everywhere() {

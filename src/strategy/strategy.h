@@ -16,6 +16,7 @@
 #include "cluster/worker_position.h"
 #include "collectives/communicator.h"
 #include "collectives/operation.h"
+#include "strategy/cross_device_ops.h"
 #include "strategy/replica_rendezvous.h"
 #include "strategy/strategy_kind.h"
 #include "strategy/tensor_ref.h"
@@ -31,6 +32,9 @@ struct StrategyConfig {
   uint64_t bytes_per_pack = 0;  // 0: kDefaultBytesPerPack
   std::optional<std::chrono::milliseconds> timeout;
   bool bind_threads = false;  // pin replica threads, spread by hwloc
+  CrossDeviceOps cross_device_ops = CrossDeviceOps::kAuto;
+  bool cross_device_ops_set = false;  // given by the caller (only MIRRORED kinds take it)
+  std::optional<std::string> reduce_to_device;
 };
 
 // Who this worker is in its cluster (empty type and id -1 when alone), and
@@ -47,11 +51,14 @@ struct WorkerIdentity {
 inline constexpr uint64_t kDefaultBytesPerPack = 8ull << 20;
 inline constexpr int kMaxLocalReplicas = 64;
 
+class GpuReplicas;
+
 class Strategy {
  public:
   // `world` may be null (a single worker). MULTI_WORKER_MIRRORED with a world of
   // several members splits a private communicator from it: collective.
   Strategy(Communicator* world, const StrategyConfig& config, const WorkerIdentity& identity);
+  ~Strategy();
   Strategy(const Strategy&) = delete;
   Strategy& operator=(const Strategy&) = delete;
 
@@ -73,6 +80,19 @@ class Strategy {
   bool stores_variables_once() const { return config_.kind == StrategyKind::kCentralStorage; }
   // Replicas stand for GPUs (named GPU:i) rather than logical CPU devices.
   bool on_gpus() const { return on_gpus_; }
+  // The GPUs the replicas drive (builds with CUDA, replicas on GPUs); null
+  // otherwise. Replica i's CUDA device and stream: -1 and null without.
+  GpuReplicas* gpus() const { return gpus_.get(); }
+  int replica_device(int i) const;
+  void* replica_stream(int i) const;
+  CrossDeviceOps cross_device_ops() const { return cross_device_ops_; }
+  const ReduceTarget& reduce_target() const { return reduce_target_; }
+  Communication communication() const { return config_.communication; }
+  // The communicator the workers sync over; null when alone.
+  Communicator* sync_communicator() const { return comm_.get(); }
+  // The deadline of a call made now: the strategy's timeout, else the
+  // communicator's, else 60 s.
+  std::chrono::steady_clock::time_point deadline() const;
 
   // Cross-worker steps; no-ops when this worker is alone. In place.
   void all_reduce_across_workers(const TensorRef& buffer, ReduceOp op);
@@ -116,6 +136,9 @@ class Strategy {
   std::vector<std::string> devices_;
   std::vector<std::vector<unsigned>> replica_pus_;
   std::unique_ptr<Communicator> comm_;  // null when alone
+  std::unique_ptr<GpuReplicas> gpus_;
+  CrossDeviceOps cross_device_ops_ = CrossDeviceOps::kReductionToOneDevice;
+  ReduceTarget reduce_target_;
   ReplicaRendezvous rendezvous_;
   std::atomic<bool> running_{false};
   std::array<std::vector<unsigned char>, 3> fusion_buffers_;

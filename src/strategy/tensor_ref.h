@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "base/dtype.h"
+#include "collectives/signature.h"
 
 namespace dist {
 
@@ -13,8 +14,14 @@ struct TensorRef {
   void* data = nullptr;
   uint64_t count = 0;
   DType dtype = DType::F32;
+  // CUDA memory only where a call says it takes it (GPU replicas); the stream
+  // the data is ordered on and the device it lies on come with it.
+  MemoryKind memory = MemoryKind::kHost;
+  void* stream = nullptr;
+  int device = -1;
 
   size_t bytes() const { return static_cast<size_t>(count) * size_of(dtype); }
+  bool on_device() const { return memory == MemoryKind::kCuda; }
 };
 
 }  // namespace dist

@@ -6,6 +6,9 @@
 
 #include "base/status.h"
 #include "strategy/fused_all_reduce.h"
+#ifdef DIST_HAVE_CUDA
+#include "variables/device_apply_gradients.h"
+#endif
 
 namespace dist {
 namespace {
@@ -24,6 +27,10 @@ void check_trainable(const Strategy& strategy, const Variable& variable, const T
   }
   WorkerOptimizer::check_dtype(variable);
   variable.check_buffer(gradient, ("the gradient of vars[" + std::to_string(i) + "]").c_str());
+  if (gradient.on_device() && variable.device_copies() == nullptr) {
+    fail_invalid("the gradient of vars[" + std::to_string(i) + "] is CUDA memory, but '" + variable.name() +
+                 "' is held in host memory: pass host memory");
+  }
 }
 
 // One update per variable and step: a variable listed twice would be stepped twice.
@@ -48,6 +55,13 @@ void apply_gradients(Strategy& strategy, const std::vector<Variable*>& variables
   if (!one_per_variable) fail(Status::kInternal, "apply_gradients: not one gradient per variable and local replica");
   for (size_t i = 0; i < variables.size(); ++i) check_trainable(strategy, *variables[i], gradients[0][i], i);
   check_each_once(variables);
+#ifdef DIST_HAVE_CUDA
+  // A strategy's ON_WRITE variables are all on its GPU replicas, or none is.
+  if (!variables.empty() && variables[0]->device_copies() != nullptr) {
+    apply_gradients_on_devices(strategy, variables, gradients, optimizer);
+    return;
+  }
+#endif
   optimizer.begin_step();
   // On one host the worker that reduces a segment updates it and hands the
   // new weights to the others, who write them without reading their old

@@ -9,6 +9,9 @@
 #include "strategy/replica_context.h"
 #include "variables/aggregation_op.h"
 #include "variables/variable.h"
+#ifdef DIST_HAVE_CUDA
+#include "variables/device_copies.h"
+#endif
 
 namespace dist {
 
@@ -34,6 +37,19 @@ void Variable::update_mirrored_in_replica(ReplicaContext& replica, UpdateKind ki
 }
 
 void Variable::update_mirrored_everywhere(UpdateKind kind, const void* value) {
+#ifdef DIST_HAVE_CUDA
+  if (device_copies_) {
+    // The copies are equal: the new value is computed once and written to all.
+    std::vector<unsigned char> updated(bytes_);
+    if (bytes_ > 0) std::memcpy(updated.data(), value, bytes_);
+    if (kind != UpdateKind::kAssign) {
+      device_copies_->load(0, updated.data());
+      apply_update(updated.data(), value, count_, dtype_, kind);
+    }
+    device_copies_->store_all(updated.data());
+    return;
+  }
+#endif
   apply_update(copy(0), value, count_, dtype_, kind);
   mirror_range(0, count_);
 }

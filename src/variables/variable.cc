@@ -6,6 +6,14 @@
 #include <atomic>
 #include <cstring>
 
+#ifdef DIST_HAVE_CUDA
+#include "variables/device_copies.h"
+#else
+namespace dist {
+class DeviceCopies {};  // never made: without CUDA the copies are in host memory
+}  // namespace dist
+#endif
+
 namespace dist {
 namespace {
 
@@ -58,8 +66,74 @@ Variable::Variable(std::shared_ptr<Strategy> strategy, std::shared_ptr<ServerCon
   if (spec.initial_value != nullptr && bytes_ > 0) std::memcpy(initial.data(), spec.initial_value, bytes_);
   // Every worker starts from the first worker's value.
   strategy_->broadcast_from_first_worker(TensorRef{initial.data(), count_, dtype_});
-  const int copies = mirrored() && strategy_->stores_variables_once() ? 1 : strategy_->num_local_replicas();
-  copies_.assign(static_cast<size_t>(copies), initial);
+  const bool once = mirrored() && strategy_->stores_variables_once();
+#ifdef DIST_HAVE_CUDA
+  // On GPU replicas each replica's copy lives on its GPU (TF's
+  // MirroredVariable); CENTRAL_STORAGE keeps its one copy on the host.
+  if (strategy_->gpus() != nullptr && !once) {
+    device_copies_ = std::make_unique<DeviceCopies>(*strategy_, initial.data(), bytes_);
+    return;
+  }
+#endif
+  copies_.assign(static_cast<size_t>(once ? 1 : strategy_->num_local_replicas()), initial);
+}
+
+Variable::~Variable() = default;
+
+int Variable::num_copies() const {
+#ifdef DIST_HAVE_CUDA
+  if (device_copies_) return device_copies_->count();
+#endif
+  return static_cast<int>(copies_.size());
+}
+
+void Variable::check_memory(const TensorRef& buffer, const char* what) const {
+  if (buffer.on_device() && !device_copies_) {
+    fail_invalid("variable '" + name_ + "' is held in host memory (its strategy's replicas are not GPUs, or it is "
+                 "stored once): " + what + " must be host memory");
+  }
+}
+
+const void* Variable::host_copy(int i, std::vector<unsigned char>& staging) const {
+#ifdef DIST_HAVE_CUDA
+  if (device_copies_) {
+    staging.resize(bytes_);
+    device_copies_->load(i, staging.data());
+    return staging.data();
+  }
+#endif
+  (void)staging;
+  return copy(i);
+}
+
+void Variable::apply_to_copy(int i, const void* value, UpdateKind kind) {
+#ifdef DIST_HAVE_CUDA
+  if (device_copies_) {
+    if (kind == UpdateKind::kAssign) {
+      device_copies_->store(i, value);
+      return;
+    }
+    std::vector<unsigned char> updated(bytes_);
+    device_copies_->load(i, updated.data());
+    apply_update(updated.data(), value, count_, dtype_, kind);
+    device_copies_->store(i, updated.data());
+    return;
+  }
+#endif
+  apply_update(copy(i), value, count_, dtype_, kind);
+}
+
+void Variable::read_copy(int i, const TensorRef& out) const {
+  if (i < 0 || i >= num_copies()) {
+    fail_invalid("copy " + std::to_string(i) + " is out of range for " + std::to_string(num_copies()) +
+                 " copies of variable '" + name_ + "'");
+  }
+  check_buffer(out, "out");
+  check_memory(out, "out");
+#ifdef DIST_HAVE_CUDA
+  if (device_copies_) return device_copies_->read(i, out);
+#endif
+  if (bytes_ > 0) std::memcpy(out.data, copy(i), bytes_);
 }
 
 std::string Variable::label(UpdateKind kind) const {
@@ -89,12 +163,13 @@ int Variable::copy_of(const ReplicaContext& replica) const {
 
 void Variable::read(ReplicaContext* replica, const TensorRef& out) {
   check_buffer(out, "the output buffer");
+  check_memory(out, "the output buffer");
   if (replica != nullptr) {
     check_replica(*replica);
     if (on_servers()) {
       read_from_servers(out);
     } else {
-      std::memcpy(out.data, copy(copy_of(*replica)), bytes_);
+      read_copy(copy_of(*replica), out);
     }
     return;
   }
@@ -104,14 +179,22 @@ void Variable::read(ReplicaContext* replica, const TensorRef& out) {
     return;
   }
   if (mirrored() || aggregation_ == Aggregation::kOnlyFirstReplica) {
-    std::memcpy(out.data, copy(0), bytes_);
+    read_copy(0, out);
     return;
   }
   read_on_read_aggregated(out);
 }
 
-void Variable::update(ReplicaContext* replica, UpdateKind kind, const TensorRef& value) {
-  check_buffer(value, "the value");
+void Variable::update(ReplicaContext* replica, UpdateKind kind, const TensorRef& given) {
+  check_buffer(given, "the value");
+  check_memory(given, "the value");
+  // A value in device memory is read once, into host memory: the updates
+  // below combine and apply it with the host's arithmetic.
+  std::vector<unsigned char> staging;
+  TensorRef value = given;
+#ifdef DIST_HAVE_CUDA
+  value = TensorRef{const_cast<void*>(host_view(*strategy_, given, staging)), given.count, given.dtype};
+#endif
   if (replica != nullptr) {
     check_replica(*replica);
     if (on_servers()) {
@@ -119,7 +202,7 @@ void Variable::update(ReplicaContext* replica, UpdateKind kind, const TensorRef&
     } else if (mirrored()) {
       update_mirrored_in_replica(*replica, kind, value.data);
     } else {
-      apply_update(copy(replica->local_index()), value.data, count_, dtype_, kind);
+      apply_to_copy(replica->local_index(), value.data, kind);
     }
     return;
   }

@@ -22,6 +22,7 @@
 namespace dist {
 
 class Variable;
+class DeviceCopies;
 
 struct VariableSpec {
   std::string name = "Variable";
@@ -50,6 +51,7 @@ class Variable {
   // connection to its servers, where the variable is created; null under
   // every other strategy.
   Variable(std::shared_ptr<Strategy> strategy, std::shared_ptr<ServerConnection> servers, const VariableSpec& spec);
+  ~Variable();
   Variable(const Variable&) = delete;
   Variable& operator=(const Variable&) = delete;
 
@@ -62,9 +64,15 @@ class Variable {
   Aggregation aggregation() const { return aggregation_; }
   Strategy& strategy() const { return *strategy_; }
 
-  int num_copies() const { return static_cast<int>(copies_.size()); }
+  int num_copies() const;
+  // Copy i in host memory; only where the copies are not on GPUs.
   void* copy(int i) { return copies_[static_cast<size_t>(i)].data(); }
   const void* copy(int i) const { return copies_[static_cast<size_t>(i)].data(); }
+  // The copies on GPU replicas (one per replica, on its device), or null
+  // when they are in host memory (CPU replicas, CENTRAL_STORAGE, servers).
+  DeviceCopies* device_copies() const { return device_copies_.get(); }
+  // Copy i into `out` (checked like read's).
+  void read_copy(int i, const TensorRef& out) const;
 
   // replica null: cross-replica context. `out`/`value` are checked to have the
   // variable's dtype and count.
@@ -95,6 +103,13 @@ class Variable {
 
  private:
   void check_replica(const ReplicaContext& replica) const;
+  // Throws unless `buffer` lies in memory the copies can take: CUDA memory
+  // only where they are on GPUs.
+  void check_memory(const TensorRef& buffer, const char* what) const;
+  // Copy i after `kind` with `value` (host memory), on the host or through it.
+  void apply_to_copy(int i, const void* value, UpdateKind kind);
+  // Copy i's value in host memory: the copy itself, or a copy in `staging`.
+  const void* host_copy(int i, std::vector<unsigned char>& staging) const;
   int copy_of(const ReplicaContext& replica) const;
   bool mirrored() const { return synchronization_ != Synchronization::kOnRead; }
   std::string label(UpdateKind kind) const;
@@ -120,7 +135,8 @@ class Variable {
   size_t bytes_ = 0;
   Synchronization synchronization_;
   Aggregation aggregation_;
-  std::vector<std::vector<unsigned char>> copies_;
+  std::vector<std::vector<unsigned char>> copies_;  // host memory
+  std::unique_ptr<DeviceCopies> device_copies_;     // or on the GPU replicas
   std::unique_ptr<VariableOnServers> server_;  // PARAMETER_SERVER; destroyed before strategy_
 };
 

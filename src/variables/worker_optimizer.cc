@@ -7,6 +7,10 @@
 #include "base/numbers.h"
 #include "optimizers/dense_update.h"
 #include "optimizers/optimizer_slots.h"
+#ifdef DIST_HAVE_CUDA
+#include "optimizers/device_dense_update.h"
+#include "variables/device_copies.h"
+#endif
 
 namespace dist {
 
@@ -147,5 +151,38 @@ void WorkerOptimizer::make_whole(const Variable& variable, Slots& slots, const S
   slots.partial = false;
   slots.held.clear();
 }
+
+#ifdef DIST_HAVE_CUDA
+void WorkerOptimizer::apply_on_device(Variable& variable, int replica, uint64_t offset, const void* gradient_sum,
+                                      uint64_t count, int64_t divisor, void* stream) {
+  check_update(variable, divisor);
+  const DeviceCopies& copies = *variable.device_copies();
+  auto& per_replica = device_slots_[variable.id()];
+  if (per_replica.empty()) {
+    // The slots' starting values, made on the host and copied to each GPU.
+    const auto initial = new_slots(config_, variable.dtype(), variable.count());
+    per_replica.resize(static_cast<size_t>(copies.count()));
+    for (int r = 0; r < copies.count(); ++r) {
+      for (const std::vector<uint8_t>& slot : initial) {
+        auto buffer = std::make_shared<DeviceBuffer>(copies.device(r), slot.size());
+        DeviceScope on(copies.device(r));
+        copy_to_device_async(buffer->data(), slot.data(), slot.size(), copies.stream(r));
+        StreamMark(copies.stream(r)).wait(variable.strategy().deadline(), "setting up the optimizer's slots on a GPU");
+        per_replica[static_cast<size_t>(r)].push_back(std::move(buffer));
+      }
+    }
+  }
+  const size_t element = size_of(variable.dtype());
+  UpdateTarget target;
+  target.values = static_cast<unsigned char*>(copies.data(replica)) + offset * element;
+  const auto& slots = per_replica[static_cast<size_t>(replica)];
+  for (size_t k = 0; k < slots.size() && k < 2; ++k) {
+    target.slots[k] = static_cast<unsigned char*>(slots[k]->data()) + offset * element;
+  }
+  target.count = static_cast<size_t>(count);
+  DeviceScope on(copies.device(replica));
+  device_dense_update(config_, iterations_, variable.dtype(), target, gradient_sum, divisor, stream);
+}
+#endif
 
 }  // namespace dist

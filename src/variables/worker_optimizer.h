@@ -13,6 +13,11 @@
 
 #include "optimizers/optimizer_config.h"
 #include "variables/variable.h"
+#ifdef DIST_HAVE_CUDA
+#include <memory>
+
+#include "gpu/cuda_memory.h"
+#endif
 
 namespace dist {
 
@@ -67,6 +72,15 @@ class WorkerOptimizer {
   // Throws unless the optimizer can update this variable's dtype.
   static void check_dtype(const Variable& variable);
 
+#ifdef DIST_HAVE_CUDA
+  // apply() on copy `replica` of a variable held on the GPU replicas, with
+  // that replica's slots (on its device too), `gradient_sum` on the same
+  // device, enqueued on `stream`: the device kernels of the same rules, the
+  // same bits. The first step of a variable makes its slots there.
+  void apply_on_device(Variable& variable, int replica, uint64_t offset, const void* gradient_sum, uint64_t count,
+                       int64_t divisor, void* stream);
+#endif
+
  private:
   struct Slots {
     std::vector<std::vector<uint8_t>> buffers;  // optimizers/optimizer_slots.h
@@ -85,6 +99,10 @@ class WorkerOptimizer {
   OptimizerConfig config_;
   int64_t iterations_ = 0;
   std::unordered_map<uint64_t, Slots> slots_;  // by variable id
+#ifdef DIST_HAVE_CUDA
+  // Of variables on GPU replicas: [replica][slot], by variable id.
+  std::unordered_map<uint64_t, std::vector<std::vector<std::shared_ptr<DeviceBuffer>>>> device_slots_;
+#endif
   // The (variable id, count) list of the last shared call, and a number
   // that changes whenever a call's list differs from it.
   std::vector<std::pair<uint64_t, uint64_t>> shared_call_;

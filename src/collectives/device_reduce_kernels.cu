@@ -5,7 +5,7 @@
 // ops of collectives/reduce_element_ops.h, which are host-only inline
 // functions; the device's copies below follow them line for line (the
 // f16/bf16 conversions follow base/half.h), with one addition: the host's NaN
-// rule (device_kernels.h), since the device's own arithmetic returns a
+// rule (device_reduce_kernels.h), since the device's own arithmetic returns a
 // canonical NaN where the host returns an operand's.
 #include <cuda_runtime.h>
 
@@ -15,7 +15,7 @@
 
 #include "base/numbers.h"
 #include "base/status.h"
-#include "gpu/device_kernels.h"
+#include "collectives/device_reduce_kernels.h"
 
 namespace dist {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "base/numbers.h"
 #include "base/status.h"
-#include "gpu/device_kernels.h"
+#include "optimizers/device_dense_update.h"
 #include "optimizers/optimizer_slots.h"
 
 namespace dist {
@@ -28,7 +28,7 @@ std::string runtime_words(cudaError_t error) {
   return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error);
 }
 
-// As in device_reduce.cu: drop an earlier call's error before the launch,
+// As in collectives/device_reduce_kernels.cu: drop an earlier call's error before the launch,
 // and throw kSystem for the launch's own (which reading it clears).
 void clear_last_error() { (void)cudaGetLastError(); }
 

@@ -1,0 +1,38 @@
+// The GPUs a strategy's replicas drive (builds with CUDA): local replica i is
+// CUDA device i (the process's view, CUDA_VISIBLE_DEVICES applied) with a
+// non-blocking stream of its own, and the NCCL ranks of the replicas once a
+// device all-reduce needs them.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "gpu/cuda_memory.h"
+#ifdef DIST_HAVE_NCCL
+#include "strategy/nccl_replicas.h"
+#endif
+
+namespace dist {
+
+class GpuReplicas {
+ public:
+  explicit GpuReplicas(int count);  // throws kUnavailable / kSystem
+  ~GpuReplicas();
+  GpuReplicas(const GpuReplicas&) = delete;
+  GpuReplicas& operator=(const GpuReplicas&) = delete;
+
+  int count() const { return static_cast<int>(streams_.size()); }
+  int device(int replica) const { return streams_[static_cast<size_t>(replica)]->device(); }
+  void* stream(int replica) const { return streams_[static_cast<size_t>(replica)]->get(); }
+  std::vector<int> devices() const;
+
+#ifdef DIST_HAVE_NCCL
+  // The NCCL ranks of the replicas; null until made (device_all_reduce.cc).
+  std::unique_ptr<NcclReplicas> nccl;
+#endif
+
+ private:
+  std::vector<std::unique_ptr<OwnedStream>> streams_;
+};
+
+}  // namespace dist
