@@ -87,6 +87,85 @@ static void test_bad_options(void** state) {
   assert_dist_error(dist_strategy_run(NULL, NULL, NULL), DIST_ERR_INVALID_ARGUMENT, "strategy is NULL");
 }
 
+/* TF's cross-device ops: which one a strategy uses, and the settings its
+ * replicas cannot take. Here every replica is a CPU device (GPU replicas:
+ * tests/gpu/test_gpu_strategy.c). */
+static dist_status_t create_with(dist_strategy_kind_t kind, int32_t ops, const char* reduce_to, dist_strategy_t** out) {
+  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
+  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES;
+  options.kind = kind;
+  options.num_cpu_devices = kind == DIST_STRATEGY_ONE_DEVICE ? 1 : 2;
+  if (ops >= 0) {
+    options.field_mask |= DIST_STRATEGY_OPT_CROSS_DEVICE_OPS;
+    options.cross_device_ops = ops;
+  }
+  if (reduce_to != NULL) {
+    options.field_mask |= DIST_STRATEGY_OPT_REDUCE_TO_DEVICE;
+    options.reduce_to_device = reduce_to;
+  }
+  return dist_strategy_create(NULL, &options, out);
+}
+
+static dist_status_t record_device(dist_replica_context_t* replica, void* user_data) {
+  int32_t* devices = user_data;
+  int32_t index = 0, device = -2;
+  void* stream = (void*)&index;
+  dist_status_t status = dist_replica_local_index(replica, &index);
+  if (status == DIST_OK) status = dist_replica_device(replica, &device);
+  if (status == DIST_OK) status = dist_replica_stream(replica, &stream);
+  devices[index] = stream == NULL ? device : -3;
+  return status;
+}
+
+static void test_cross_device_ops_on_cpus(void** state) {
+  (void)state;
+  dist_strategy_t* strategy = NULL;
+  dist_cross_device_ops_t ops = -1;
+  /* AUTO on CPU replicas is TF's ReductionToOneDevice. */
+  assert_dist_ok(create_with(DIST_STRATEGY_MIRRORED, -1, NULL, &strategy));
+  assert_dist_ok(dist_strategy_cross_device_ops(strategy, &ops));
+  assert_int_equal(ops, DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE);
+  int32_t devices[2] = {0, 0};
+  assert_dist_ok(dist_strategy_run(strategy, record_device, devices));
+  assert_int_equal(devices[0], -1);
+  assert_int_equal(devices[1], -1);
+  assert_dist_error(dist_strategy_cross_device_ops(strategy, NULL), DIST_ERR_INVALID_ARGUMENT, "ops is NULL");
+  dist_strategy_destroy(strategy);
+  strategy = NULL;
+  for (const char* const* host = (const char* const[]){"CPU:0", "/cpu:0", "/device:CPU:0", NULL}; *host; ++host) {
+    assert_dist_ok(create_with(DIST_STRATEGY_MULTI_WORKER_MIRRORED, DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE,
+                               *host, &strategy));
+    assert_dist_ok(dist_strategy_cross_device_ops(strategy, &ops));
+    assert_int_equal(ops, DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE);
+    dist_strategy_destroy(strategy);
+    strategy = NULL;
+  }
+  assert_dist_error(create_with(DIST_STRATEGY_MIRRORED, DIST_CROSS_DEVICE_OPS_NCCL_ALL_REDUCE, NULL, &strategy),
+                    DIST_ERR_INVALID_ARGUMENT, "NcclAllReduce combines GPU replicas");
+  assert_dist_error(create_with(DIST_STRATEGY_MIRRORED, DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY, NULL, &strategy),
+                    DIST_ERR_INVALID_ARGUMENT, "HierarchicalCopyAllReduce combines GPU replicas");
+  assert_dist_error(create_with(DIST_STRATEGY_MIRRORED, 4, NULL, &strategy), DIST_ERR_INVALID_ARGUMENT,
+                    "cross_device_ops 4 is not one of");
+  assert_dist_error(create_with(DIST_STRATEGY_CENTRAL_STORAGE, DIST_CROSS_DEVICE_OPS_AUTO, NULL, &strategy),
+                    DIST_ERR_INVALID_ARGUMENT, "cross_device_ops is for MIRRORED and MULTI_WORKER_MIRRORED");
+  assert_dist_error(create_with(DIST_STRATEGY_ONE_DEVICE, -1, "CPU:0", &strategy), DIST_ERR_INVALID_ARGUMENT,
+                    "reduce_to_device is for MIRRORED");
+  assert_dist_error(create_with(DIST_STRATEGY_MIRRORED, DIST_CROSS_DEVICE_OPS_AUTO, "CPU:0", &strategy),
+                    DIST_ERR_INVALID_ARGUMENT, "reduce_to_device is for cross_device_ops REDUCTION_TO_ONE_DEVICE");
+  assert_dist_error(
+      create_with(DIST_STRATEGY_MIRRORED, DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, "GPU:0", &strategy),
+      DIST_ERR_INVALID_ARGUMENT, "\"GPU:0\" names a GPU");
+  assert_dist_error(
+      create_with(DIST_STRATEGY_MIRRORED, DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, "CPU:1", &strategy),
+      DIST_ERR_INVALID_ARGUMENT, "\"CPU:1\" is not CPU:0 or GPU:<replica>");
+  assert_dist_error(
+      create_with(DIST_STRATEGY_MIRRORED, DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, "TPU:0", &strategy),
+      DIST_ERR_INVALID_ARGUMENT, "TPU:0");
+  assert_dist_error(create_with(DIST_STRATEGY_MIRRORED, DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, "", &strategy),
+                    DIST_ERR_INVALID_ARGUMENT, "reduce_to_device \"\"");
+  assert_null(strategy);
+}
+
 /* Each replica records its id and thread; all must differ. */
 struct ids {
   int32_t id[8];
@@ -757,6 +836,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_create_and_query),
       cmocka_unit_test(test_bad_options),
+      cmocka_unit_test(test_cross_device_ops_on_cpus),
       cmocka_unit_test(test_run_threads_and_ids),
       cmocka_unit_test(test_bind_threads),
       cmocka_unit_test(test_run_error_in_one_replica),

@@ -1,4 +1,5 @@
-// The CUDA kernels of gpu/device_kernels.h against the host code they
+// The CUDA kernels of collectives/device_reduce_kernels.h and
+// optimizers/device_dense_update.h against the host code they
 // mirror, bit for bit (memcmp): device_reduce against reduce for every dtype
 // and op, device_finalize_mean against finalize_mean, device_dense_update
 // against dense_update with the workers' mean gradient, over a few steps.
@@ -24,7 +25,8 @@
 #include "base/numbers.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/reduce_op.h"
-#include "gpu/device_kernels.h"
+#include "collectives/device_reduce_kernels.h"
+#include "optimizers/device_dense_update.h"
 #include "optimizers/dense_update.h"
 #include "optimizers/optimizer_slots.h"
 
