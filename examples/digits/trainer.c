@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "mlp.h"
+#ifdef DIGITS_HAVE_CUDA
+#include "mlp_cuda.h"
+#endif
 
 enum { kMaxReplicas = 64 };
 
@@ -27,13 +30,93 @@ struct step {
   dist_buffer_t x[kMaxReplicas], y[kMaxReplicas]; /* this step's rows per replica */
   double gradient_scale;   /* replicas in sync / global rows: MEAN then gives the global mean */
   struct mlp_params grads[kMaxReplicas];
+  int max_rows;            /* the global batch size: no replica gets more rows */
+#ifdef DIGITS_HAVE_CUDA
+  /* A GPU replica's weights, gradients and rows on its device, made by its
+   * first step on its thread (where its device is current). */
+  struct gpu_replica {
+    int ready;
+    float *params, *grads, *xs;
+    int32_t* ys;
+    struct mlp_cuda* mlp;
+    void* stream; /* the replica's, dist_replica_stream */
+  } gpu[kMaxReplicas];
+#endif
 };
+
+#ifdef DIGITS_HAVE_CUDA
+static dist_status_t cuda_failed(const char* what, cudaError_t error) {
+  fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(error));
+  return DIST_ERR_INTERNAL;
+}
+
+#define CUDA_TRY(what, call)                                       \
+  do {                                                             \
+    cudaError_t error_ = (call);                                   \
+    if (error_ != cudaSuccess) return cuda_failed((what), error_); \
+  } while (0)
+
+/* replica_step on a GPU replica: the weights read into device memory, the
+ * rows copied there, the pass run by the device (mlp_cuda.h); the gradients
+ * stay on the device for apply_gradients. Everything on the replica's stream. */
+static dist_status_t replica_step_on_gpu(dist_replica_context_t* replica, struct step* step, int r) {
+  struct gpu_replica* g = &step->gpu[r];
+  if (!g->ready) {
+    TRY(dist_replica_stream(replica, &g->stream));
+    CUDA_TRY("cudaMalloc", cudaMalloc((void**)&g->params, sizeof(float) * kMlpAllParams));
+    CUDA_TRY("cudaMalloc", cudaMalloc((void**)&g->grads, sizeof(float) * kMlpAllParams));
+    CUDA_TRY("cudaMalloc", cudaMalloc((void**)&g->xs, sizeof(float) * kDigitPixels * (size_t)step->max_rows));
+    CUDA_TRY("cudaMalloc", cudaMalloc((void**)&g->ys, sizeof(int32_t) * (size_t)step->max_rows));
+    CUDA_TRY("mlp_cuda_create", mlp_cuda_create(step->max_rows, &g->mlp));
+    g->ready = 1;
+  }
+  cudaStream_t stream = (cudaStream_t)g->stream;
+  float* at = g->params;
+  for (int i = 0; i < kMlpParams; ++i) {
+    dist_buffer_t b = {at, kMlpParamCount[i], DIST_DTYPE_F32, DIST_MEMORY_CUDA, g->stream};
+    TRY(dist_variable_read(step->vars[i], replica, &b));
+    at += kMlpParamCount[i];
+  }
+  const int rows = (int)step->y[r].count;
+  CUDA_TRY("cudaMemcpyAsync", cudaMemcpyAsync(g->xs, step->x[r].data, sizeof(float) * kDigitPixels * (size_t)rows,
+                                              cudaMemcpyHostToDevice, stream));
+  CUDA_TRY("cudaMemcpyAsync",
+           cudaMemcpyAsync(g->ys, step->y[r].data, sizeof(int32_t) * (size_t)rows, cudaMemcpyHostToDevice, stream));
+  double loss = 0;
+  int64_t correct = 0;
+  CUDA_TRY("the digits pass on the GPU", mlp_cuda_backward(g->mlp, g->params, g->xs, g->ys, rows,
+                                                           (float)step->gradient_scale, g->grads, &loss, &correct,
+                                                           stream));
+  dist_buffer_t lb = {&loss, 1, DIST_DTYPE_F64, DIST_MEMORY_HOST, NULL};
+  dist_buffer_t cb = {&correct, 1, DIST_DTYPE_I64, DIST_MEMORY_HOST, NULL};
+  TRY(dist_variable_assign_add(step->loss_sum, replica, &lb));
+  return dist_variable_assign_add(step->correct, replica, &cb);
+}
+
+static void free_gpu_replicas(struct step* step) {
+  for (int r = 0; r < kMaxReplicas; ++r) {
+    struct gpu_replica* g = &step->gpu[r];
+    if (!g->ready) continue;
+    cudaFree(g->params);
+    cudaFree(g->grads);
+    cudaFree(g->xs);
+    cudaFree(g->ys);
+    mlp_cuda_destroy(g->mlp);
+    g->ready = 0;
+  }
+}
+#endif
 
 /* One replica: read the mirrored weights, forward and backward its rows. */
 static dist_status_t replica_step(dist_replica_context_t* replica, void* user_data) {
   struct step* step = user_data;
   int32_t r = 0;
   TRY(dist_replica_local_index(replica, &r));
+#ifdef DIGITS_HAVE_CUDA
+  int32_t device = -1;
+  TRY(dist_replica_device(replica, &device));
+  if (device >= 0) return replica_step_on_gpu(replica, step, r);
+#endif
   struct mlp_params m;
   mlp_bind(&m);
   for (int i = 0; i < kMlpParams; ++i) {
@@ -147,6 +230,19 @@ static dist_status_t run_epoch(dist_strategy_t* strategy, struct step* step, dis
     TRY(dist_strategy_split_batch(strategy, &ys, (uint64_t)count, step->y, replicas));
     step->gradient_scale = (double)in_sync / rows;
     TRY(dist_strategy_run(strategy, replica_step, step));
+#ifdef DIGITS_HAVE_CUDA
+    /* A GPU replica's gradients are on its device. */
+    for (int r = 0; r < replicas; ++r) {
+      const struct gpu_replica* g = &step->gpu[r];
+      if (!g->ready) continue;
+      const float* at = g->grads;
+      for (int i = 0; i < kMlpParams; ++i) {
+        dist_buffer_t b = {(void*)at, kMlpParamCount[i], DIST_DTYPE_F32, DIST_MEMORY_CUDA, g->stream};
+        grads[r * kMlpParams + i] = b;
+        at += kMlpParamCount[i];
+      }
+    }
+#endif
     TRY(dist_strategy_apply_gradients(strategy, step->vars, grads, kMlpParams, optimizer));
   }
   return DIST_OK;
@@ -168,6 +264,7 @@ dist_status_t digits_train(dist_strategy_t* strategy, const struct digits* data,
   opt.kind = DIST_OPTIMIZER_MOMENTUM;
   opt.learning_rate = options->learning_rate > 0 ? options->learning_rate : 0.05;
   opt.momentum = 0.9;
+  step->max_rows = batch_size;
   dist_status_t status = create_model(strategy, step);
   if (status == DIST_OK) status = dist_optimizer_create(&opt, &optimizer);
   if (status == DIST_OK) status = dist_strategy_input_context(strategy, &input);
@@ -202,6 +299,9 @@ dist_status_t digits_train(dist_strategy_t* strategy, const struct digits* data,
     }
   }
   if (status == DIST_OK) status = hash_weights(step, &report->weights_hash);
+#ifdef DIGITS_HAVE_CUDA
+  free_gpu_replicas(step);
+#endif
   for (int i = 0; i < kMlpParams; ++i) dist_variable_destroy(step->vars[i]);
   dist_variable_destroy(step->loss_sum);
   dist_variable_destroy(step->correct);

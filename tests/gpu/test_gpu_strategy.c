@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "gpu/device_check.h"
 
@@ -479,6 +480,43 @@ static void test_variables_on_gpus(void** state) {
   dist_strategy_destroy(strategies[1]);
 }
 
+/* The final "test accuracy" an example printed, or -1. */
+static double example_accuracy(const char* program, const char* epochs, const char* data) {
+  char command[4096];
+  snprintf(command, sizeof command, "timeout 600 '%s' %s '%s' 2>&1", program, epochs, data);
+  FILE* out = popen(command, "r");
+  if (out == NULL) return -1;
+  char line[512];
+  double accuracy = -1;
+  while (fgets(line, sizeof line, out) != NULL) {
+    fputs(line, stdout);
+    const char* at = strstr(line, "test accuracy ");
+    if (at != NULL && strstr(line, "weights fnv1a64") != NULL) accuracy = atof(at + strlen("test accuracy "));
+  }
+  return pclose(out) == 0 ? accuracy : -1;
+}
+
+/* The digits example as MIRRORED on the GPUs (every pass on the devices)
+ * reaches the accuracy of the same training on CPU replicas. */
+static void test_digits_example(void** state) {
+  (void)state;
+  const char* gpu = getenv("DIST_MIRRORED_GPU_EXAMPLE");
+  const char* cpu = getenv("DIST_ONE_DEVICE_EXAMPLE");
+  const char* data = getenv("DIST_DIGITS_PATH");
+  if (data == NULL) data = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz";
+  const char* quick = getenv("DIST_TEST_QUICK"); /* under compute-sanitizer: ran unchecked just before */
+  if (quick != NULL && strcmp(quick, "1") == 0) skip();
+  if (gpu == NULL || cpu == NULL || access(data, R_OK) != 0) {
+    print_message("skipped: the digits examples or their data (%s) are not here\n", data);
+    skip();
+  }
+  const double on_gpus = example_accuracy(gpu, "20", data);
+  const double on_cpu = example_accuracy(cpu, "20", data);
+  print_message("digits, 20 epochs: test accuracy %.4f on the GPUs, %.4f on one CPU device\n", on_gpus, on_cpu);
+  assert_true(on_cpu > 0.9);
+  assert_true(on_gpus >= on_cpu - 0.03);
+}
+
 static void test_workers_all_reduce(void** state) {
   (void)state;
   run_ranks(2, "all_reduce", "auto", 600);
@@ -525,6 +563,7 @@ int main(void) {
       cmocka_unit_test(test_device_memory_arguments),
       cmocka_unit_test(test_variables_on_gpus),
       cmocka_unit_test(test_apply_gradients_on_gpus),
+      cmocka_unit_test(test_digits_example),
       cmocka_unit_test(test_workers_all_reduce),
       cmocka_unit_test(test_workers_reduce),
       cmocka_unit_test(test_workers_train),
