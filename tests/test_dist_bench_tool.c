@@ -431,7 +431,10 @@ static void test_bad_flags_are_named(void** state) {
 }
 
 /* Device buffers: where the build has no CUDA or no device is usable, a clear
- * failure naming the flag; where one is, checked rows as for host memory. */
+ * failure naming the flag; where one is, checked rows as for host memory, each
+ * rank on a GPU of its own where there are enough: rank 0 says on stderr which
+ * path the library took, and without --variant the rows name it ("nccl", or
+ * "staged/" and the host algorithm). */
 static void test_cuda_memory(void** state) {
   (void)state;
   run_tool("-n", "2", "--memory", "cuda", "--sizes", "4K,1M", "--seconds", "0.05", "--csv", NULL);
@@ -439,7 +442,19 @@ static void test_cuda_memory(void** state) {
     assert_failed_naming("--memory cuda");
     return;
   }
-  assert_non_null(strstr(run.out, "distribute,"));
+  csv_row rows[kMaxRows];
+  const int count = parse_csv(run.out, rows);
+  if (count != 2) fail_msg("%d rows, expected 2:\n%s", count, run.out);
+  const int nccl = strstr(run.err, "calls on CUDA memory took the nccl path") != NULL;
+  if (!nccl && strstr(run.err, "calls on CUDA memory took the staged path") == NULL) {
+    fail_msg("no line naming the device path on stderr:\n%s", run.err);
+  }
+  for (int r = 0; r < count; r++) {
+    const char* variant = rows[r].fields[1];
+    if (nccl ? strcmp(variant, "nccl") != 0 : strncmp(variant, "staged/", 7) != 0 || !is_algorithm(variant + 7)) {
+      fail_msg("variant '%s' does not name the %s path", variant, nccl ? "nccl" : "staged");
+    }
+  }
 }
 
 int main(void) {

@@ -40,7 +40,9 @@ void call_collective(dist_comm_t* comm, dist_collective_t collective, const Dtyp
                      void* send, void* recv, dist_memory_kind_t memory_kind = DIST_MEMORY_HOST,
                      void* stream = nullptr);
 
-// busbw = algbw * factor (nccl-tests' definitions).
+// busbw = algbw * factor (nccl-tests' definitions: 2(n-1)/n for all_reduce,
+// (n-1)/n for all_gather, reduce_scatter and all_to_all, so 0 at one rank; 1
+// for reduce and broadcast).
 double bus_factor(dist_collective_t collective, int ranks);
 
 // Throws dist::Error with `what` and the library's message unless DIST_OK.

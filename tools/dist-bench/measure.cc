@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "base/status.h"
@@ -22,7 +23,7 @@ struct Row {
   double median_seconds;
   double algbw;
   double busbw;
-  const char* algorithm;
+  std::string algorithm;  // the table's column, and the CSV's variant without --variant
 };
 
 // Seconds per call over `calls` back-to-back calls, the slowest rank's.
@@ -79,21 +80,49 @@ void print_header(const Options& o, int ranks) {
 void print_row(const Options& o, const Row& row, int ranks) {
   const auto bytes = static_cast<unsigned long long>(row.bytes);
   if (o.csv) {
-    std::printf("distribute,%s,%d,%llu,%d,%.3f,%.6g,%.6g\n", o.variant.empty() ? row.algorithm : o.variant.c_str(),
+    std::printf("distribute,%s,%d,%llu,%d,%.3f,%.6g,%.6g\n",
+                o.variant.empty() ? row.algorithm.c_str() : o.variant.c_str(),
                 ranks, bytes, row.iters, row.median_seconds * 1e6, row.algbw, row.busbw);
   } else {
     std::printf("%12llu %9d %12.3f %12.3f %12.3f  %s\n", bytes, row.iters, row.median_seconds * 1e6, row.algbw,
-                row.busbw, row.algorithm);
+                row.busbw, row.algorithm.c_str());
   }
   std::fflush(stdout);
+}
+
+// With --memory cuda: the path the communicator chose at its first call on
+// CUDA memory ("nccl" or "staged"); empty where no such call was made (a
+// barrier takes no buffers) or the library cannot say.
+std::string device_path(dist_comm_t* comm) {
+  dist_comm_path_t path = 0;
+  if (dist_comm_device_path(comm, &path) != DIST_OK) return "";
+  if (path == DIST_COMM_PATH_NCCL) return "nccl";
+  if (path == DIST_COMM_PATH_STAGED) return "staged";
+  return "path " + std::to_string(path);
+}
+
+// One line on stderr, from rank 0, once the path is chosen: which one ran,
+// where rank 0's buffers are, and for the staged path why not NCCL.
+void report_device_path(const std::string& path, const Placement& where, int ranks) {
+  std::string why;
+  if (path == "staged") {
+    why = where.device_count() < ranks
+              ? "; more ranks than GPUs, and NCCL needs a GPU per rank"
+              : "; NCCL is off (DIST_NCCL=0) or unavailable (dist-info build says why), or ranks share a GPU";
+  }
+  std::fprintf(stderr,
+               "dist-bench: calls on CUDA memory took the %s path (%d rank%s; rank 0 on CUDA device %d of %d%s)\n",
+               path.c_str(), ranks, ranks == 1 ? "" : "s", where.device(), where.device_count(), why.c_str());
+  std::fflush(stderr);
 }
 
 }  // namespace
 
 int run_benchmark(dist_comm_t* comm, const Options& o) {
-  int32_t rank = 0, ranks = 1;
+  int32_t rank = 0, ranks = 1, local_rank = 0;
   check_status(dist_comm_rank(comm, &rank), "comm_rank");
   check_status(dist_comm_size(comm, &ranks), "comm_size");
+  check_status(dist_comm_local_rank(comm, &local_rank), "comm_local_rank");
   if (o.check) require_exact_check(o.collective, *o.dtype, ranks);
   // A barrier moves no data: one row, whatever the sizes.
   std::vector<Layout> layouts;
@@ -116,14 +145,29 @@ int run_benchmark(dist_comm_t* comm, const Options& o) {
                                 std::to_string(recv_bytes) + " bytes (--sizes)");
   }
 
-  const Placement where(o.cuda, static_cast<size_t>(send_bytes), static_cast<size_t>(recv_bytes));
+  const Placement where(o.cuda, local_rank, static_cast<size_t>(send_bytes), static_cast<size_t>(recv_bytes));
   if (rank == 0) print_header(o, ranks);
+  std::string path;  // with --memory cuda: "nccl" or "staged", once the first call chose
+  bool path_asked = false;
   for (const Layout& layout : layouts) {
     const char* algorithm = nullptr;
     check_status(dist_comm_algorithm(comm, o.collective, layout.contribution_bytes, &algorithm), "comm_algorithm");
     if (o.check) verify_collective(comm, o.collective, *o.dtype, layout, send.data(), recv.data(), where, rank, ranks);
     Row row = measure(comm, o, layout, where, where.send(send.data()), where.recv(recv.data()), ranks);
     row.algorithm = algorithm;
+    if (o.cuda) {
+      if (!path_asked) {
+        path_asked = true;
+        path = device_path(comm);
+        if (rank == 0 && !path.empty()) report_device_path(path, where, ranks);
+      }
+      // NCCL runs its own algorithms: the host's name would mislead.
+      if (path == "nccl") {
+        row.algorithm = "nccl";
+      } else if (!path.empty()) {
+        row.algorithm = path + "/" + algorithm;
+      }
+    }
     if (rank == 0) print_row(o, row, ranks);
   }
   return 0;

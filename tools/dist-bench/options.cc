@@ -30,8 +30,12 @@ const char* const kUsage =
     "algorithms (ring, shm_direct, ...; it goes to the ranks as DIST_ALLREDUCE_ALGO,\n"
     "and an unknown name is refused with the table's list). --in-place times all_reduce\n"
     "with its result over its input. --memory cuda times buffers in CUDA device\n"
-    "memory (each rank on the current device, on a stream of its own; builds with\n"
-    "CUDA). --collective and --algorithm are other names for --op and --algo.\n";
+    "memory (builds with CUDA): each rank on device (local rank % visible devices),\n"
+    "on a stream of its own. The library chooses its path for them at the first\n"
+    "call: NCCL where every rank has a GPU of its own, else staged through pinned\n"
+    "host memory; rank 0 says which on stderr, and without --variant the variant\n"
+    "(and the table's algorithm) is \"nccl\", or \"staged/\" and the host algorithm.\n"
+    "--collective and --algorithm are other names for --op and --algo.\n";
 
 namespace {
 

@@ -22,8 +22,13 @@ void check_cuda(cudaError_t error, const char* call) {
 
 }  // namespace
 
-Placement::Placement(bool cuda, size_t send_bytes, size_t recv_bytes) : cuda_(cuda) {
+Placement::Placement(bool cuda, int local_rank, size_t send_bytes, size_t recv_bytes) : cuda_(cuda) {
   if (!cuda_) return;
+  check_cuda(cudaGetDeviceCount(&device_count_), "cudaGetDeviceCount");
+  if (device_count_ <= 0) fail(Status::kUnavailable, "--memory cuda: no CUDA device is visible");
+  device_ = (local_rank < 0 ? 0 : local_rank) % device_count_;
+  // Before the stream and the buffers, which belong to the current device.
+  check_cuda(cudaSetDevice(device_), "cudaSetDevice");
   cudaStream_t stream = nullptr;
   check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   stream_ = stream;
@@ -41,6 +46,9 @@ void Placement::upload(const void* host_send, size_t send_bytes, const void* hos
   if (!cuda_) return;
   check_cuda(cudaMemcpy(device_send_, host_send, send_bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
   check_cuda(cudaMemcpy(device_recv_, host_recv, recv_bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
+  // From pageable memory cudaMemcpy may return before its DMA ends, and the
+  // non-blocking stream the collectives use does not wait for it.
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 void Placement::download(void* host_recv, size_t recv_bytes) const {
@@ -51,7 +59,7 @@ void Placement::download(void* host_recv, size_t recv_bytes) const {
 
 #else
 
-Placement::Placement(bool cuda, size_t, size_t) : cuda_(cuda) {
+Placement::Placement(bool cuda, int, size_t, size_t) : cuda_(cuda) {
   if (cuda_) fail(Status::kUnsupported, "--memory cuda: this dist-bench was built without CUDA");
 }
 
