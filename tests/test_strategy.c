@@ -666,7 +666,7 @@ static void test_apply_gradients_arguments(void** state) {
   assert_dist_error(dist_strategy_apply_gradients(strategy, &integer, igrads, 1, optimizer), DIST_ERR_INVALID_ARGUMENT,
                     "f32 and f64");
   assert_dist_error(dist_strategy_apply_gradients(strategy, &v, igrads, 1, optimizer), DIST_ERR_INVALID_ARGUMENT,
-                    "is f32 but the gradient of vars[0] is i32");
+                    "is f32 but replica 0's gradient of vars[0] is i32");
   assert_dist_error(dist_strategy_apply_gradients(strategy, &v, grads, 1, NULL), DIST_ERR_INVALID_ARGUMENT,
                     "optimizer is NULL");
   dist_buffer_t mismatched[2] = {buffer_of(&g[0], 1, DIST_DTYPE_F32), buffer_of(g, 2, DIST_DTYPE_F32)};

@@ -45,6 +45,8 @@ class Communicator {
 
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
   std::chrono::milliseconds timeout() const { return timeout_; }
+  // The deadline of a wait that starts now.
+  std::chrono::steady_clock::time_point deadline() const { return std::chrono::steady_clock::now() + timeout_; }
   void set_algorithms(const AlgorithmOptions& algorithms);
   const AlgorithmOptions& algorithms() const { return algorithms_; }
   // True when all ranks share one host and run collectives through a shared

@@ -14,6 +14,12 @@
 #include "collectives/nccl_setup.h"
 #include "gpu/nccl_library.h"
 #include "gpu/nccl_watchdog.h"
+#else
+namespace dist {
+// Never made without NCCL; complete for the members' destructors.
+class NcclCommunicator {};
+class NcclWatchdog {};
+}  // namespace dist
 #endif
 
 namespace dist {
@@ -33,10 +39,6 @@ bool nccl_here() {
 #else
   return false;
 #endif
-}
-
-std::chrono::steady_clock::time_point deadline_of(const Communicator& comm) {
-  return std::chrono::steady_clock::now() + comm.timeout();
 }
 
 }  // namespace
@@ -75,7 +77,7 @@ void DeviceCalls::choose(int device) {
   // Every rank sees the same reports, so every rank makes the same choice.
   bool nccl = true;
   for (size_t r = 0; r < all.size() && nccl; ++r) {
-    nccl = all[r].nccl == 1 && all[r].device >= 0;
+    nccl = all[r].nccl == 1;
     for (size_t q = 0; q < r && nccl; ++q) {
       nccl = std::memcmp(all[r].identity.bytes, all[q].identity.bytes, sizeof all[r].identity.bytes) != 0;
     }
@@ -84,7 +86,7 @@ void DeviceCalls::choose(int device) {
   // All or nothing on every rank: a failed setup throws everywhere, and the
   // next call chooses again.
   if (nccl) {
-    nccl_ = setup_nccl(comm_, device, deadline_of(comm_));
+    nccl_ = setup_nccl(comm_, device, comm_.deadline());
     watchdog_ = std::make_unique<NcclWatchdog>(*nccl_, comm_.failure());
   }
 #endif
@@ -102,7 +104,7 @@ std::unique_ptr<StreamMark> DeviceCalls::enqueue(const CollectiveCall& call, voi
   std::unique_ptr<StreamMark> mark;
   watchdog_->enqueue([&] {
     DeviceScope scope(device_);
-    enqueue_nccl_call(*nccl_, call, comm_.rank(), comm_.size(), stream, deadline_of(comm_));
+    enqueue_nccl_call(*nccl_, call, comm_.rank(), comm_.size(), stream, comm_.deadline());
     mark = std::make_unique<StreamMark>(stream);
   });
   return mark;
@@ -121,7 +123,7 @@ void DeviceCalls::run(const CollectiveCall& call, void* stream, int device) {
     return;
   }
 #ifdef DIST_HAVE_NCCL
-  watchdog_->wait(enqueue(call, stream, device), deadline_of(comm_), describe(call.signature) + " on NCCL");
+  watchdog_->wait(enqueue(call, stream, device), comm_.deadline(), describe(call.signature) + " on NCCL");
 #endif
 }
 
@@ -130,7 +132,7 @@ std::shared_ptr<Operation> DeviceCalls::submit(const CollectiveCall& call, void*
   if (path_ == Path::kStaged) return submit_staged(comm_, call, stream);
   auto op = std::make_shared<Operation>(call);
 #ifdef DIST_HAVE_NCCL
-  watchdog_->watch(enqueue(call, stream, device), deadline_of(comm_), describe(call.signature) + " on NCCL",
+  watchdog_->watch(enqueue(call, stream, device), comm_.deadline(), describe(call.signature) + " on NCCL",
                    [op](Status status, const std::string& message) { op->complete(status, message); });
 #endif
   return op;

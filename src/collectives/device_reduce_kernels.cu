@@ -221,6 +221,23 @@ __global__ void reduce_kernel(typename Codec::Storage* acc, const typename Codec
   }
 }
 
+// reduce_many's k-way combination: ((in0 op in1) op in2) ..., in the
+// codec's accumulation type, stored (rounded, for f16/bf16) once.
+template <typename Storage>
+struct InputList {
+  const Storage* inputs[kMaxDeviceInputs];
+};
+
+template <typename Codec, typename Op>
+__global__ void reduce_many_kernel(typename Codec::Storage* out, InputList<typename Codec::Storage> list, int k,
+                                   uint64_t count) {
+  for (uint64_t i = first_index(); i < count; i += grid_stride()) {
+    auto value = Codec::load(list.inputs[0][i]);
+    for (int j = 1; j < k; ++j) value = Op::apply(value, Codec::load(list.inputs[j][i]));
+    out[i] = Codec::store(value);
+  }
+}
+
 // finalize_mean's integer division (truncating toward zero) in `Wide`.
 template <typename T, typename Wide>
 __global__ void divide_integers_kernel(T* __restrict__ buf, uint64_t count, Wide divisor) {
@@ -269,6 +286,28 @@ void reduce_codec(void* acc, const void* x, uint64_t count, ReduceOp op, void* s
     case ReduceOp::PROD: return launch_reduce<Codec, ProdOp>(acc, x, count, stream);
     case ReduceOp::MIN: return launch_reduce<Codec, MinOp>(acc, x, count, stream);
     case ReduceOp::MAX: return launch_reduce<Codec, MaxOp>(acc, x, count, stream);
+  }
+}
+
+template <typename Codec, typename Op>
+void launch_reduce_many(void* out, const void* const* inputs, int k, uint64_t count, void* stream) {
+  using S = typename Codec::Storage;
+  InputList<S> list{};
+  for (int j = 0; j < k; ++j) list.inputs[j] = static_cast<const S*>(inputs[j]);
+  clear_last_error();
+  reduce_many_kernel<Codec, Op><<<blocks_for(count), kThreads, 0, as_stream(stream)>>>(static_cast<S*>(out), list, k,
+                                                                                       count);
+  check_launch("device_reduce_many: the kernel launch");
+}
+
+template <typename Codec>
+void reduce_many_codec(void* out, const void* const* inputs, int k, uint64_t count, ReduceOp op, void* stream) {
+  switch (op) {
+    case ReduceOp::SUM:
+    case ReduceOp::MEAN: return launch_reduce_many<Codec, SumOp>(out, inputs, k, count, stream);
+    case ReduceOp::PROD: return launch_reduce_many<Codec, ProdOp>(out, inputs, k, count, stream);
+    case ReduceOp::MIN: return launch_reduce_many<Codec, MinOp>(out, inputs, k, count, stream);
+    case ReduceOp::MAX: return launch_reduce_many<Codec, MaxOp>(out, inputs, k, count, stream);
   }
 }
 
@@ -336,6 +375,30 @@ void device_reduce(void* acc, const void* x, uint64_t count, DType dtype, Reduce
     case DType::BF16: return reduce_codec<BF16Codec>(acc, x, count, checked_op, stream);
     case DType::F32: return reduce_codec<PlainCodec<float>>(acc, x, count, checked_op, stream);
     case DType::F64: return reduce_codec<PlainCodec<double>>(acc, x, count, checked_op, stream);
+  }
+}
+
+void device_reduce_many(void* out, const void* const* inputs, size_t num_inputs, uint64_t count, DType dtype,
+                        ReduceOp op, void* stream) {
+  const DType checked_dtype = dtype_from_int(static_cast<int32_t>(dtype));
+  const ReduceOp checked_op = reduce_op_from_int(static_cast<int32_t>(op));
+  if (num_inputs < 1 || num_inputs > static_cast<size_t>(kMaxDeviceInputs)) {
+    fail_invalid("device_reduce_many: " + std::to_string(num_inputs) + " inputs, not 1.." +
+                 std::to_string(kMaxDeviceInputs));
+  }
+  if (count == 0) return;
+  const int k = static_cast<int>(num_inputs);
+  switch (checked_dtype) {
+    case DType::I8: return reduce_many_codec<PlainCodec<int8_t>>(out, inputs, k, count, checked_op, stream);
+    case DType::U8: return reduce_many_codec<PlainCodec<uint8_t>>(out, inputs, k, count, checked_op, stream);
+    case DType::I32: return reduce_many_codec<PlainCodec<int32_t>>(out, inputs, k, count, checked_op, stream);
+    case DType::U32: return reduce_many_codec<PlainCodec<uint32_t>>(out, inputs, k, count, checked_op, stream);
+    case DType::I64: return reduce_many_codec<PlainCodec<int64_t>>(out, inputs, k, count, checked_op, stream);
+    case DType::U64: return reduce_many_codec<PlainCodec<uint64_t>>(out, inputs, k, count, checked_op, stream);
+    case DType::F16: return reduce_many_codec<F16Codec>(out, inputs, k, count, checked_op, stream);
+    case DType::BF16: return reduce_many_codec<BF16Codec>(out, inputs, k, count, checked_op, stream);
+    case DType::F32: return reduce_many_codec<PlainCodec<float>>(out, inputs, k, count, checked_op, stream);
+    case DType::F64: return reduce_many_codec<PlainCodec<double>>(out, inputs, k, count, checked_op, stream);
   }
 }
 

@@ -10,6 +10,7 @@
 // operands (the host leaves that open: "NaN payloads aside").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "base/dtype.h"
@@ -23,6 +24,15 @@ namespace dist {
 // enqueued. Throws kInvalidArgument for a dtype/op outside its enum, kSystem
 // naming the CUDA error when the launch fails.
 void device_reduce(void* acc, const void* x, uint64_t count, DType dtype, ReduceOp op, void* stream);
+
+// The host's reduce_many on device memory: out[i] = inputs[0][i] op
+// inputs[1][i] op ... in input order, f16/bf16 accumulated in f32 and rounded
+// once (not after every pair, as chained device_reduce calls would). Every
+// input on the current device; `inputs` is a host array of device pointers;
+// out may be one of them. 1 <= num_inputs <= kMaxDeviceInputs.
+inline constexpr int kMaxDeviceInputs = 64;
+void device_reduce_many(void* out, const void* const* inputs, size_t num_inputs, uint64_t count, DType dtype,
+                        ReduceOp op, void* stream);
 
 // The host's finalize_mean on device memory.
 void device_finalize_mean(void* buf, uint64_t count, DType dtype, int64_t divisor, void* stream);

@@ -29,7 +29,7 @@ std::shared_ptr<Operation> post_message(Communicator& comm, bool is_receive, con
   MessagePort* port = comm.messages();
   if (port == nullptr) fail(Status::kInternal, "a communicator of several ranks has no message port");
   auto op = std::make_shared<Operation>(is_receive);
-  const Deadline deadline = std::chrono::steady_clock::now() + comm.timeout();
+  const Deadline deadline = comm.deadline();
   // The port holds the operation until it has reported to it.
   port->post(is_receive, spec, deadline, !blocking,
              [op](Status status, const std::string& message, int source) { op->complete(status, message, source); });

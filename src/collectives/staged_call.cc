@@ -136,10 +136,6 @@ class Staging {
   CollectiveCall host_;
 };
 
-std::chrono::steady_clock::time_point deadline_of(const Communicator& comm) {
-  return std::chrono::steady_clock::now() + comm.timeout();
-}
-
 // One queued staged call: its blocks, the communicator's operation on them,
 // and the operation the caller holds.
 class StagedRequest : public InputGate {
@@ -188,10 +184,10 @@ void complete_request(void* argument) {
 void run_staged(Communicator& comm, const CollectiveCall& call, void* stream) {
   Staging staging(call, comm.rank(), comm.size());
   staging.copy_in(stream);
-  staging.wait_for_stream(stream, deadline_of(comm), "'s input to the host");
+  staging.wait_for_stream(stream, comm.deadline(), "'s input to the host");
   comm.run(staging.host_call());
   staging.copy_out(stream);
-  staging.wait_for_stream(stream, deadline_of(comm), "'s result to the device");
+  staging.wait_for_stream(stream, comm.deadline(), "'s result to the device");
 }
 
 std::shared_ptr<Operation> submit_staged(Communicator& comm, const CollectiveCall& call, void* stream) {

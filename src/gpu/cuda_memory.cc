@@ -123,10 +123,17 @@ int current_device() {
 }
 
 StreamScratch::StreamScratch(size_t bytes, void* stream) : stream_(stream) {
+  check(cudaGetDevice(&device_), "cudaGetDevice", Status::kUnavailable);
   check(cudaMallocAsync(&data_, bytes == 0 ? 1 : bytes, as_stream(stream)), "cudaMallocAsync", Status::kNoMemory);
 }
 
-StreamScratch::~StreamScratch() { (void)cudaFreeAsync(data_, as_stream(stream_)); }
+StreamScratch::~StreamScratch() {
+  int current = -1;
+  const bool switch_device = cudaGetDevice(&current) == cudaSuccess && current != device_;
+  if (switch_device) (void)cudaSetDevice(device_);
+  (void)cudaFreeAsync(data_, as_stream(stream_));
+  if (switch_device) (void)cudaSetDevice(current);
+}
 
 void copy_on_device_async(void* to, const void* from, size_t bytes, void* stream) {
   if (bytes == 0) return;

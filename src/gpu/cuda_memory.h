@@ -56,7 +56,9 @@ void copy_to_device_async(void* device, const void* host, size_t bytes, void* st
 int current_device();
 
 // Device memory for the length of some stream work: allocated and freed in
-// stream order (cudaMallocAsync), so no call waits for the stream.
+// stream order (cudaMallocAsync), so no call waits for the stream. On the
+// current device, with `stream` one of its streams; freed there whatever
+// device is current then (a null stream is that device's legacy stream).
 class StreamScratch {
  public:
   StreamScratch(size_t bytes, void* stream);  // throws kNoMemory
@@ -68,6 +70,7 @@ class StreamScratch {
  private:
   void* data_ = nullptr;
   void* stream_ = nullptr;
+  int device_ = -1;
 };
 
 // A copy between two device buffers, enqueued on `stream`.

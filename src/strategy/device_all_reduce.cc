@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collectives/collective_call.h"
 #include "collectives/communicator.h"
@@ -11,7 +12,10 @@
 #include "collectives/device_reduce_kernels.h"
 #include "strategy/gpu_replicas.h"
 #ifdef DIST_HAVE_NCCL
+#include <cstring>
+
 #include "collectives/nccl_setup.h"
+#include "gpu/cuda_device.h"
 #include "gpu/nccl_communicator.h"
 #endif
 
@@ -29,11 +33,15 @@ struct Place {
 
 Place place_of(const TensorRef& buffer) { return Place{buffer.data, buffer.device, buffer.stream}; }
 
-// Holds the work enqueued on `to` from now on until `from`'s work so far is
-// done. (An event may be destroyed while a stream still waits for it.)
-void order_after(const Place& from, void* to) {
-  DeviceScope on(from.device);
-  StreamMark(from.stream).hold(to);
+// Holds the work enqueued on `to`'s stream from now on until `from`'s work
+// so far is done. Each stream is named with its own device current, as a
+// legacy default stream (null) is the current device's. (An event may be
+// destroyed while a stream still waits for it.)
+void order_after(const Place& from, const Place& to) {
+  DeviceScope on_from(from.device);
+  StreamMark mark(from.stream);
+  DeviceScope on_to(to.device);
+  mark.hold(to.stream);
 }
 
 // Waits for the work enqueued so far on every place, by the deadline.
@@ -66,14 +74,15 @@ class DeviceAllReduce {
   // Scratch memory goes back in its stream's order only after every
   // replica's stream is done with it, whether the call worked or not.
   ~DeviceAllReduce() {
-    for (const auto& scratch : scratch_) {
+    for (auto& scratch : scratch_) {
       for (const Place& replica : replicas_) {
         try {
-          order_after(replica, scratch.stream);
+          order_after(replica, Place{nullptr, scratch.device, scratch.stream});
         } catch (...) {
           // The stream failed: CUDA frees the memory with the context.
         }
       }
+      scratch.memory.reset();
     }
   }
   DeviceAllReduce(const DeviceAllReduce&) = delete;
@@ -114,6 +123,7 @@ class DeviceAllReduce {
   struct Scratch {
     std::unique_ptr<StreamScratch> memory;
     void* stream = nullptr;
+    int device = -1;
   };
 
   // Bytes of scratch on `where`'s device, in its stream's order.
@@ -122,30 +132,31 @@ class DeviceAllReduce {
     Scratch scratch;
     scratch.memory = std::make_unique<StreamScratch>(bytes_, where.stream);
     scratch.stream = where.stream;
+    scratch.device = where.device;
     scratch_.push_back(std::move(scratch));
     return Place{scratch_.back().memory->data(), where.device, where.stream};
   }
 
-  // home = replica first op replica first+1 op ... (replica order), on
-  // home's device and stream.
+  // home = replica first op replica first+1 op ... (replica order, as the
+  // host's reduce_many: f16/bf16 rounded once), on home's device and
+  // stream. Values on other devices are copied there first.
   void accumulate(const Place& home, size_t first, size_t end) {
-    std::unique_ptr<Place> staging;
-    DeviceScope on(home.device);
+    std::vector<const void*> inputs;
     for (size_t r = first; r < end; ++r) {
       const Place& from = replicas_[r];
-      order_after(from, home.stream);
-      if (r == first) {
-        copy_between_devices_async(home.data, home.device, from.data, from.device, bytes_, home.stream);
+      order_after(from, home);
+      if (from.device == home.device) {
+        inputs.push_back(from.data);
         continue;
       }
-      const void* operand = from.data;
-      if (from.device != home.device) {
-        if (!staging) staging = std::make_unique<Place>(scratch_on(home));
-        copy_between_devices_async(staging->data, home.device, from.data, from.device, bytes_, home.stream);
-        operand = staging->data;
-      }
-      device_reduce(home.data, operand, buffers_[0].count, buffers_[0].dtype, combine_, home.stream);
+      const Place staging = scratch_on(home);
+      DeviceScope on(home.device);
+      copy_between_devices_async(staging.data, home.device, from.data, from.device, bytes_, home.stream);
+      inputs.push_back(staging.data);
     }
+    DeviceScope on(home.device);
+    device_reduce_many(home.data, inputs.data(), inputs.size(), buffers_[0].count, buffers_[0].dtype, combine_,
+                       home.stream);
   }
 
   // The workers' step and MEAN's division on `home`, then (copy_back) the
@@ -165,7 +176,7 @@ class DeviceAllReduce {
 
   void copy_to(const Place& from, const Place& to) {
     if (to.data == from.data) return;
-    order_after(from, to.stream);
+    order_after(from, to);
     DeviceScope on(to.device);
     copy_between_devices_async(to.data, to.device, from.data, from.device, bytes_, to.stream);
   }
@@ -211,14 +222,15 @@ class DeviceAllReduce {
     accumulate(top, 0, half);
     accumulate(second, half, replicas_.size());
     {
-      DeviceScope on(top.device);
-      order_after(second, top.stream);
+      order_after(second, top);
       const void* operand = second.data;
       if (second.device != top.device) {
         const Place staging = scratch_on(top);
+        DeviceScope on(top.device);
         copy_between_devices_async(staging.data, top.device, second.data, second.device, bytes_, top.stream);
         operand = staging.data;
       }
+      DeviceScope on(top.device);
       device_reduce(top.data, operand, buffers_[0].count, buffers_[0].dtype, combine_, top.stream);
     }
     finish(top, /*copy_back=*/false);
@@ -279,6 +291,7 @@ class DeviceAllReduce {
     }
     // Over the workers' authenticated communicator, all or nothing.
     Communicator& comm = *strategy_.sync_communicator();
+    require_distinct_gpus(comm, gpus);
     const ncclUniqueId id = share_nccl_id(comm);
     Status status = Status::kOk;
     std::string why;
@@ -288,14 +301,44 @@ class DeviceAllReduce {
     } catch (const Error& e) {
       status = e.status();
       why = e.what();
+    } catch (const std::exception& e) {
+      status = Status::kInternal;
+      why = e.what();
     }
     try {
       agree_on_nccl_stage(comm, status, why, "in the replicas' init");
     } catch (...) {
+      // A peer failed: ours must not wait for it when they go.
+      if (gpus.nccl) gpus.nccl->abort();
       gpus.nccl.reset();
       throw;
     }
     return *gpus.nccl;
+  }
+
+  // NCCL takes one rank per GPU: every worker's replicas' GPUs (their
+  // UUIDs, gathered over the communicator) must differ. Every worker sees
+  // the same list and fails alike, before any NCCL init.
+  void require_distinct_gpus(Communicator& comm, const GpuReplicas& gpus) {
+    const size_t local = static_cast<size_t>(gpus.count());
+    std::vector<DeviceIdentity> mine(local), all(local * static_cast<size_t>(comm.size()));
+    for (size_t r = 0; r < local; ++r) mine[r] = cuda_device_identity(gpus.device(static_cast<int>(r)));
+    CollectiveCall gather;
+    gather.signature.kind = CollectiveKind::kAllGather;
+    gather.signature.dtype = DType::U8;
+    gather.signature.count = local * sizeof(DeviceIdentity);
+    gather.send = mine.data();
+    gather.recv = all.data();
+    comm.run(gather);
+    for (size_t a = 0; a < all.size(); ++a) {
+      for (size_t b = 0; b < a; ++b) {
+        if (std::memcmp(all[a].bytes, all[b].bytes, sizeof all[a].bytes) == 0) {
+          fail(Status::kUnavailable, "communication NCCL needs every replica on a GPU of its own, and replicas " +
+                                         std::to_string(b) + " and " + std::to_string(a) +
+                                         " share one (NCCL refuses two ranks on one GPU); use AUTO or RING");
+        }
+      }
+    }
   }
 
   void run_on_nccl() {

@@ -2,8 +2,24 @@
 
 namespace dist {
 
-GpuReplicas::GpuReplicas(int count) {
+GpuReplicas::GpuReplicas(int count) : packs_(static_cast<size_t>(count)), pack_bytes_(static_cast<size_t>(count), 0) {
   for (int i = 0; i < count; ++i) streams_.push_back(std::make_unique<OwnedStream>(i));
+}
+
+void* GpuReplicas::pack(int replica, size_t bytes, std::chrono::steady_clock::time_point deadline) {
+  const auto r = static_cast<size_t>(replica);
+  if (pack_bytes_[r] < bytes) {
+    // The old buffer may still be read by work on the replica's stream.
+    {
+      DeviceScope on(device(replica));
+      StreamMark(stream(replica)).wait(deadline, "apply_gradients' previous step on the GPU");
+    }
+    packs_[r].reset();
+    pack_bytes_[r] = 0;
+    packs_[r] = std::make_unique<DeviceBuffer>(device(replica), bytes);
+    pack_bytes_[r] = bytes;
+  }
+  return packs_[r]->data();
 }
 
 // The NCCL ranks go first: their work runs on the replicas' streams.
@@ -11,6 +27,7 @@ GpuReplicas::~GpuReplicas() {
 #ifdef DIST_HAVE_NCCL
   nccl.reset();
 #endif
+  packs_.clear();
 }
 
 std::vector<int> GpuReplicas::devices() const {

@@ -44,6 +44,9 @@ class NcclReplicas {
   // Local replica 0's buffer to every other local buffer (a local clique).
   void broadcast_from_first(const std::vector<TensorRef>& buffers, SteadyDeadline deadline,
                             const FailureFlag* failure);
+  // Stops every rank of this worker (their peers failed, or gave up); the
+  // object is unusable afterwards.
+  void abort() { abort_all(); }
 
  private:
   explicit NcclReplicas(std::vector<ncclComm_t> comms, std::vector<int> devices)

@@ -13,7 +13,8 @@
 namespace dist {
 namespace {
 
-void check_trainable(const Strategy& strategy, const Variable& variable, const TensorRef& gradient, size_t i) {
+void check_trainable(const Strategy& strategy, const Variable& variable, const std::vector<std::vector<TensorRef>>& gradients,
+                     size_t i) {
   if (&variable.strategy() != &strategy) {
     fail_invalid("vars[" + std::to_string(i) + "] ('" + variable.name() + "') belongs to another strategy");
   }
@@ -26,10 +27,14 @@ void check_trainable(const Strategy& strategy, const Variable& variable, const T
                  "') is ON_READ; gradients update ON_WRITE variables");
   }
   WorkerOptimizer::check_dtype(variable);
-  variable.check_buffer(gradient, ("the gradient of vars[" + std::to_string(i) + "]").c_str());
-  if (gradient.on_device() && variable.device_copies() == nullptr) {
-    fail_invalid("the gradient of vars[" + std::to_string(i) + "] is CUDA memory, but '" + variable.name() +
-                 "' is held in host memory: pass host memory");
+  // Every local replica's gradient, not only the first's: each is read.
+  for (size_t r = 0; r < gradients.size(); ++r) {
+    const TensorRef& gradient = gradients[r][i];
+    const std::string what = "replica " + std::to_string(r) + "'s gradient of vars[" + std::to_string(i) + "]";
+    variable.check_buffer(gradient, what.c_str());
+    if (gradient.on_device() && variable.device_copies() == nullptr) {
+      fail_invalid(what + " is CUDA memory, but '" + variable.name() + "' is held in host memory: pass host memory");
+    }
   }
 }
 
@@ -53,7 +58,7 @@ void apply_gradients(Strategy& strategy, const std::vector<Variable*>& variables
   bool one_per_variable = gradients.size() == static_cast<size_t>(strategy.num_local_replicas());
   for (const std::vector<TensorRef>& replica : gradients) one_per_variable &= replica.size() == variables.size();
   if (!one_per_variable) fail(Status::kInternal, "apply_gradients: not one gradient per variable and local replica");
-  for (size_t i = 0; i < variables.size(); ++i) check_trainable(strategy, *variables[i], gradients[0][i], i);
+  for (size_t i = 0; i < variables.size(); ++i) check_trainable(strategy, *variables[i], gradients, i);
   check_each_once(variables);
 #ifdef DIST_HAVE_CUDA
   // A strategy's ON_WRITE variables are all on its GPU replicas, or none is.

@@ -1,11 +1,13 @@
 #include "variables/device_apply_gradients.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 
 #include "gpu/cuda_memory.h"
 #include "strategy/device_all_reduce.h"
+#include "strategy/gpu_replicas.h"
 #include "variables/device_copies.h"
 
 namespace dist {
@@ -50,6 +52,7 @@ void apply_gradients_on_devices(Strategy& strategy, const std::vector<Variable*>
   optimizer.begin_step();
   const int replicas = strategy.num_local_replicas();
   const int64_t in_sync = strategy.num_replicas_in_sync();
+  GpuReplicas& gpus = *strategy.gpus();
   for (DType dtype : {DType::F32, DType::F64}) {
     std::vector<size_t> members;
     for (size_t i = 0; i < variables.size(); ++i) {
@@ -59,36 +62,48 @@ void apply_gradients_on_devices(Strategy& strategy, const std::vector<Variable*>
     const uint64_t per_bucket = std::max<uint64_t>(1, strategy.bytes_per_pack() / element);
     for (const std::vector<Segment>& bucket : buckets_of(members, variables, per_bucket)) {
       const uint64_t elements = bucket.back().at + bucket.back().count;
-      // Each replica's gradients of the bucket, packed on its GPU in its stream's order.
-      std::vector<std::unique_ptr<StreamScratch>> packs;
+      // Each replica's gradients of the bucket, packed on its GPU in its
+      // stream's order; host gradients go through pinned memory (a copy from
+      // pageable memory would wait for the stream without a deadline).
       std::vector<TensorRef> sums;
-      for (int r = 0; r < replicas; ++r) {
-        const int device = strategy.replica_device(r);
-        void* stream = strategy.replica_stream(r);
-        DeviceScope on(device);
-        packs.push_back(std::make_unique<StreamScratch>(elements * element, stream));
-        auto* pack = static_cast<unsigned char*>(packs.back()->data());
-        for (const Segment& s : bucket) {
-          const TensorRef& gradient = gradients[static_cast<size_t>(r)][s.variable];
-          const auto* from = static_cast<const unsigned char*>(gradient.data) + s.offset * element;
-          const size_t bytes = static_cast<size_t>(s.count) * element;
-          if (gradient.on_device()) {
-            {
+      std::vector<PinnedBlock> staging;
+      try {
+        for (int r = 0; r < replicas; ++r) {
+          const int device = strategy.replica_device(r);
+          void* stream = strategy.replica_stream(r);
+          auto* pack = static_cast<unsigned char*>(gpus.pack(r, elements * element, strategy.deadline()));
+          PinnedBlock host(elements * element);
+          bool from_host = false;
+          for (const Segment& s : bucket) {
+            const TensorRef& gradient = gradients[static_cast<size_t>(r)][s.variable];
+            const auto* from = static_cast<const unsigned char*>(gradient.data) + s.offset * element;
+            const size_t bytes = static_cast<size_t>(s.count) * element;
+            if (gradient.on_device()) {
               DeviceScope producer(gradient.device);
-              StreamMark(gradient.stream).hold(stream);
+              StreamMark mark(gradient.stream);
+              DeviceScope on(device);
+              mark.hold(stream);
+              copy_between_devices_async(pack + s.at * element, device, from, gradient.device, bytes, stream);
+            } else {
+              std::memcpy(host.data() + s.at * element, from, bytes);
+              DeviceScope on(device);
+              copy_to_device_async(pack + s.at * element, host.data() + s.at * element, bytes, stream);
+              from_host = true;
             }
-            copy_between_devices_async(pack + s.at * element, device, from, gradient.device, bytes, stream);
-          } else {
-            copy_to_device_async(pack + s.at * element, from, bytes, stream);
           }
+          if (from_host) staging.push_back(std::move(host));
+          TensorRef sum{pack, elements, dtype};
+          sum.memory = MemoryKind::kCuda;
+          sum.stream = stream;
+          sum.device = device;
+          sums.push_back(sum);
         }
-        TensorRef sum{pack, elements, dtype};
-        sum.memory = MemoryKind::kCuda;
-        sum.stream = stream;
-        sum.device = device;
-        sums.push_back(sum);
+        // Waits for every replica's stream: the staging copies are done after it.
+        all_reduce_on_devices(strategy, ReduceOp::SUM, sums);
+      } catch (...) {
+        for (PinnedBlock& block : staging) block.abandon();  // copies may still be running
+        throw;
       }
-      all_reduce_on_devices(strategy, ReduceOp::SUM, sums);
       // Every replica steps its own copy from the same sums: the same bits.
       for (int r = 0; r < replicas; ++r) {
         for (const Segment& s : bucket) {

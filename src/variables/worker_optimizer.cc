@@ -157,21 +157,34 @@ void WorkerOptimizer::apply_on_device(Variable& variable, int replica, uint64_t 
                                       uint64_t count, int64_t divisor, void* stream) {
   check_update(variable, divisor);
   const DeviceCopies& copies = *variable.device_copies();
-  auto& per_replica = device_slots_[variable.id()];
-  if (per_replica.empty()) {
-    // The slots' starting values, made on the host and copied to each GPU.
+  auto found = device_slots_.find(variable.id());
+  if (found == device_slots_.end()) {
+    // The slots' starting values, made on the host and copied to each GPU
+    // through pinned memory; kept only once all are there.
     const auto initial = new_slots(config_, variable.dtype(), variable.count());
-    per_replica.resize(static_cast<size_t>(copies.count()));
-    for (int r = 0; r < copies.count(); ++r) {
-      for (const std::vector<uint8_t>& slot : initial) {
-        auto buffer = std::make_shared<DeviceBuffer>(copies.device(r), slot.size());
-        DeviceScope on(copies.device(r));
-        copy_to_device_async(buffer->data(), slot.data(), slot.size(), copies.stream(r));
-        StreamMark(copies.stream(r)).wait(variable.strategy().deadline(), "setting up the optimizer's slots on a GPU");
-        per_replica[static_cast<size_t>(r)].push_back(std::move(buffer));
+    std::vector<std::vector<std::shared_ptr<DeviceBuffer>>> made(static_cast<size_t>(copies.count()));
+    for (const std::vector<uint8_t>& slot : initial) {
+      PinnedBlock host(slot.size());
+      if (!slot.empty()) std::memcpy(host.data(), slot.data(), slot.size());
+      try {
+        for (int r = 0; r < copies.count(); ++r) {
+          auto buffer = std::make_shared<DeviceBuffer>(copies.device(r), slot.size());
+          DeviceScope on(copies.device(r));
+          copy_to_device_async(buffer->data(), host.data(), slot.size(), copies.stream(r));
+          made[static_cast<size_t>(r)].push_back(std::move(buffer));
+        }
+        for (int r = 0; r < copies.count(); ++r) {
+          DeviceScope on(copies.device(r));
+          StreamMark(copies.stream(r)).wait(variable.strategy().deadline(), "setting up the optimizer's slots on a GPU");
+        }
+      } catch (...) {
+        host.abandon();  // a copy may still be reading it
+        throw;
       }
     }
+    found = device_slots_.emplace(variable.id(), std::move(made)).first;
   }
+  const auto& per_replica = found->second;
   const size_t element = size_of(variable.dtype());
   UpdateTarget target;
   target.values = static_cast<unsigned char*>(copies.data(replica)) + offset * element;

@@ -19,6 +19,8 @@
 #include <cuda_runtime_api.h>
 #include <signal.h>
 
+#include <stdint.h>
+
 #include "multiprocess/worker_support.h"
 
 #define CUDA_OK(call)                                                               \
@@ -139,18 +141,19 @@ static void scenario_all_reduce(dist_context_t* context, int rank, int n, dist_c
         if (kDtypes[d] == DIST_DTYPE_I32 && kOps[o] == DIST_OP_SUM) {
           /* An independent reference: the sum over ranks of what fill wrote. */
           for (uint64_t i = 0; i < count; ++i) {
-            int32_t expected = 0;
+            /* Wrapping as the library's integer sums do: in unsigned arithmetic. */
+            uint32_t expected = 0;
             for (int r = 0; r < n; ++r) {
               unsigned char v[4];
               for (int k = 0; k < 4; ++k) v[k] = (unsigned char)((r * 37u + (i * 4 + k) * 11u + seed) % 61u);
-              int32_t x;
+              uint32_t x;
               memcpy(&x, v, 4);
               expected += x;
             }
-            int32_t got;
+            uint32_t got;
             memcpy(&got, on_gpu + i * 4, 4);
             if (got != expected) {
-              CHECK(0, "i32 sum element %llu: %d, expected %d", (unsigned long long)i, got, expected);
+              CHECK(0, "i32 sum element %llu: %u, expected %u", (unsigned long long)i, got, expected);
               break;
             }
           }
@@ -321,7 +324,8 @@ static void scenario_nccl(dist_context_t* context) {
   const double start = now_seconds();
   CHECK(dist_strategy_run(strategy, all_reduce_job, &job) == DIST_OK, "run: %s", dist_last_error());
   const double took = now_seconds() - start;
-  CHECK(job.status != DIST_OK, "NCCL over two ranks on one GPU worked, and NCCL refuses that");
+  CHECK(job.status == DIST_ERR_UNAVAILABLE, "NCCL over two ranks on one GPU: status %d, expected UNAVAILABLE (%s)",
+        job.status, job.message);
   CHECK(strstr(job.message, "NCCL") != NULL, "the error does not name NCCL: %s", job.message);
   CHECK(took < 40, "the failure took %.1f s", took);
   printf("nccl: every rank failed in %.1f s: %s\n", took, job.message);
