@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -257,6 +258,50 @@ void test_reduce_in_place_on_default_stream(void**) {
   }
 }
 
+// device_reduce_many against the host's reduce_many for 1..5 inputs: one
+// rounding of f16/bf16 at the end, not one per pair. For SUM and PROD, NaNs
+// stay in the first input only: which of two NaN payloads a chain returns is
+// the host compiler's choice (as above).
+void test_reduce_many_matches_host(void**) {
+  constexpr uint64_t kCount = 4099;
+  constexpr size_t kMost = 5;
+  Stream stream;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  for (size_t j = 0; j < kMost + 1; ++j) buffers.push_back(std::make_unique<DeviceBuffer>(kCount * 8));
+  std::mt19937_64 random(99);
+  std::vector<uint8_t> a, b;
+  for (DType dtype : kDTypes) {
+    const size_t element = dist::size_of(dtype);
+    const size_t bytes = kCount * element;
+    for (size_t k = 1; k <= kMost; ++k) {
+      for (ReduceOp op : kOps) {
+        std::vector<std::vector<uint8_t>> inputs;
+        for (size_t j = 0; j < k; ++j) {
+          fill_pair(dtype, kCount, random, a, b);
+          if (j > 0 && dist::is_floating(dtype) && op != ReduceOp::MIN && op != ReduceOp::MAX) {
+            for (size_t i = 0; i < kCount; ++i) {
+              if (is_nan(dtype, get(a, i, element))) put(a, i, element, 0);
+            }
+          }
+          inputs.push_back(a);
+        }
+        std::vector<const void*> host_inputs, device_inputs;
+        for (size_t j = 0; j < k; ++j) {
+          host_inputs.push_back(inputs[j].data());
+          to_device(buffers[j]->data, inputs[j], bytes);
+          device_inputs.push_back(buffers[j]->data);
+        }
+        std::vector<uint8_t> expected(bytes);
+        dist::reduce_many(expected.data(), host_inputs.data(), k, kCount, dtype, op);
+        dist::device_reduce_many(buffers[kMost]->data, device_inputs.data(), k, kCount, dtype, op, stream.stream);
+        stream.sync();
+        expect_same_bits(from_device(buffers[kMost]->data, bytes), expected, bytes, element,
+                         describe("device_reduce_many", dtype, op, kCount) + " of " + std::to_string(k));
+      }
+    }
+  }
+}
+
 // Count 0 enqueues nothing, so null pointers are fine.
 void test_reduce_count_zero(void**) {
   for (DType dtype : kDTypes) {
@@ -415,6 +460,13 @@ void test_dense_update_matches_host(void**) {
 
 void test_invalid_arguments(void**) {
   float value = 0;
+  const void* none[1] = {nullptr};
+  expect_invalid("device_reduce_many of 0 inputs", "0 inputs", [&] {
+    dist::device_reduce_many(&value, none, 0, 1, DType::F32, ReduceOp::SUM, nullptr);
+  });
+  expect_invalid("device_reduce_many of 65 inputs", "65 inputs", [&] {
+    dist::device_reduce_many(&value, none, 65, 1, DType::F32, ReduceOp::SUM, nullptr);
+  });
   dist::OptimizerConfig sgd;
   dist::UpdateTarget target;
   target.values = &value;
@@ -509,6 +561,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reduce_matches_host),       cmocka_unit_test(test_reduce_in_place_on_default_stream),
       cmocka_unit_test(test_reduce_count_zero),         cmocka_unit_test(test_finalize_mean_matches_host),
+      cmocka_unit_test(test_reduce_many_matches_host),
       cmocka_unit_test(test_dense_update_matches_host),
   };
   return cmocka_run_group_tests_name("device_kernels", tests, nullptr, nullptr);
