@@ -15,45 +15,13 @@
 
 #include "base/numbers.h"
 #include "base/status.h"
+#include "gpu/kernel_launch.h"
 #include "collectives/device_reduce_kernels.h"
 
 namespace dist {
 namespace {
 
-// ---- Errors, as gpu/cuda_memory.cc reports them ---------------------------------
-
-std::string runtime_words(cudaError_t error) {
-  return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error);
-}
-
-// A launch reports its error only through cudaGetLastError, which also clears
-// it (so that it does not stick to the next call in this thread). Called
-// before a launch, to drop an earlier call's error (that call returned it),
-// and after it: then it throws kSystem naming `what`.
-void clear_last_error() { (void)cudaGetLastError(); }
-
-void check_launch(const char* what) {
-  const cudaError_t error = cudaGetLastError();
-  if (error == cudaSuccess) return;
-  fail(Status::kSystem, std::string(what) + " failed (" + runtime_words(error) + ")");
-}
-
-// ---- Launch shape ---------------------------------------------------------------------
-
-constexpr unsigned kThreads = 256;
-// Grid-stride loops cover the rest; this many blocks fill any current GPU.
-constexpr uint64_t kMaxBlocks = 8192;
-
-unsigned blocks_for(uint64_t count) {
-  const uint64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
-
-__device__ inline uint64_t first_index() {
-  return static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-
-__device__ inline uint64_t grid_stride() { return static_cast<uint64_t>(gridDim.x) * blockDim.x; }
+using namespace kernels;  // launch shape and errors (gpu/kernel_launch.h)
 
 // ---- The host's NaNs ------------------------------------------------------------------
 

@@ -16,35 +16,14 @@
 
 #include "base/numbers.h"
 #include "base/status.h"
+#include "gpu/kernel_launch.h"
 #include "optimizers/device_dense_update.h"
 #include "optimizers/optimizer_slots.h"
 
 namespace dist {
 namespace {
 
-// ---- Errors, as gpu/cuda_memory.cc reports them ---------------------------------
-
-std::string runtime_words(cudaError_t error) {
-  return std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error);
-}
-
-// As in collectives/device_reduce_kernels.cu: drop an earlier call's error before the launch,
-// and throw kSystem for the launch's own (which reading it clears).
-void clear_last_error() { (void)cudaGetLastError(); }
-
-void check_launch(const char* what) {
-  const cudaError_t error = cudaGetLastError();
-  if (error == cudaSuccess) return;
-  fail(Status::kSystem, std::string(what) + " failed (" + runtime_words(error) + ")");
-}
-
-constexpr unsigned kThreads = 256;
-constexpr uint64_t kMaxBlocks = 8192;
-
-unsigned blocks_for(uint64_t count) {
-  const uint64_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
+using namespace kernels;  // launch shape and errors (gpu/kernel_launch.h)
 
 // ---- Correctly rounded operations, per type -----------------------------------------
 

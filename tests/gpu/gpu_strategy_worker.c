@@ -21,16 +21,9 @@
 
 #include <stdint.h>
 
+#include "gpu/gpu_ranks.h"
 #include "multiprocess/worker_support.h"
 
-#define CUDA_OK(call)                                                               \
-  do {                                                                              \
-    cudaError_t cuda_status_ = (call);                                              \
-    if (cuda_status_ != cudaSuccess) {                                              \
-      fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(cuda_status_)); \
-      exit(4);                                                                      \
-    }                                                                               \
-  } while (0)
 
 static const dist_dtype_t kDtypes[] = {DIST_DTYPE_I8,  DIST_DTYPE_U8,  DIST_DTYPE_I32,  DIST_DTYPE_U32,
                                        DIST_DTYPE_I64, DIST_DTYPE_U64, DIST_DTYPE_F16,  DIST_DTYPE_BF16,

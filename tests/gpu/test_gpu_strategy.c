@@ -11,30 +11,17 @@
 
 #include "gpu/device_check.h"
 
-#include "multiprocess/launch.h"
-#include "test_support.h"
+#define DIST_GPU_LAUNCHER
+#include "gpu/gpu_ranks.h"
 
 static const char* kToken = "test-token-gpu-strategy-0123456789";
 
+/* Every worker on GPU 0, one replica each, whatever the machine has. */
+static const char* const kOnGpu0[] = {"CUDA_VISIBLE_DEVICES=0", NULL};
+
 static void run_ranks(int n, const char* scenario, const char* argument, double seconds) {
-  const char* worker = getenv("DIST_GPU_STRATEGY_WORKER");
-  if (worker == NULL) fail_msg("DIST_GPU_STRATEGY_WORKER is not set (run through ctest)");
-  struct launch launch;
-  launch_prepare(&launch, n);
-  const char* args[] = {worker, scenario, argument, NULL};
-  /* Every worker on GPU 0, one replica each, whatever the machine has. */
-  const char* env[] = {"CUDA_VISIBLE_DEVICES=0", NULL};
-  for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, env, args);
-  if (launch_wait(&launch, seconds) != 0) {
-    for (int r = 0; r < n; ++r) print_message("rank %d output:\n%s\n", r, launch_output(&launch, r));
-    fail_msg("%s on %d ranks did not finish within %.0f s", scenario, n, seconds);
-  }
-  for (int r = 0; r < n; ++r) {
-    if (launch.exit_codes[r] != 0) {
-      fail_msg("%s on %d ranks: rank %d exited %d:\n%s", scenario, n, r, launch.exit_codes[r],
-               launch_output(&launch, r));
-    }
-  }
+  const char* args[] = {scenario, argument, NULL};
+  run_gpu_ranks("DIST_GPU_STRATEGY_WORKER", kToken, n, args, kOnGpu0, seconds);
 }
 
 static const dist_dtype_t kDtypes[] = {DIST_DTYPE_I32, DIST_DTYPE_I64, DIST_DTYPE_U8, DIST_DTYPE_F16,
@@ -556,8 +543,7 @@ static void test_workers_lost_peer(void** state) {
   struct launch launch;
   launch_prepare(&launch, 2);
   const char* args[] = {worker, "lost_peer", NULL};
-  const char* env[] = {"CUDA_VISIBLE_DEVICES=0", NULL};
-  for (int r = 0; r < 2; ++r) launch_rank(&launch, r, kToken, env, args);
+  for (int r = 0; r < 2; ++r) launch_rank(&launch, r, kToken, kOnGpu0, args);
   if (launch_wait(&launch, 120) != 0) fail_msg("lost_peer did not finish within 120 s:\n%s", launch_output(&launch, 0));
   if (launch.exit_codes[0] != 0) fail_msg("rank 0 exited %d:\n%s", launch.exit_codes[0], launch_output(&launch, 0));
   assert_int_equal(launch.exit_codes[1], -SIGKILL);

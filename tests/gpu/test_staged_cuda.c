@@ -6,28 +6,14 @@
 
 #include "gpu/device_check.h"
 
-#include "multiprocess/launch.h"
-#include "test_support.h"
+#define DIST_GPU_LAUNCHER
+#include "gpu/gpu_ranks.h"
 
 static const char* kToken = "test-token-staged-cuda-0123456789";
 
 static void run_ranks(int n, const char* scenario, double seconds) {
-  const char* worker = getenv("DIST_STAGED_WORKER");
-  if (worker == NULL) fail_msg("DIST_STAGED_WORKER is not set (run through ctest)");
-  struct launch launch;
-  launch_prepare(&launch, n);
-  const char* args[] = {worker, scenario, NULL};
-  for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, NULL, args);
-  if (launch_wait(&launch, seconds) != 0) {
-    for (int r = 0; r < n; ++r) print_message("rank %d output:\n%s\n", r, launch_output(&launch, r));
-    fail_msg("%s on %d ranks did not finish within %.0f s", scenario, n, seconds);
-  }
-  for (int r = 0; r < n; ++r) {
-    if (launch.exit_codes[r] != 0) {
-      fail_msg("%s on %d ranks: rank %d exited %d:\n%s", scenario, n, r, launch.exit_codes[r],
-               launch_output(&launch, r));
-    }
-  }
+  const char* args[] = {scenario, NULL};
+  run_gpu_ranks("DIST_STAGED_WORKER", kToken, n, args, NULL, seconds);
 }
 
 /* DIST_TEST_QUICK=1 (scripts/test_gpu under compute-sanitizer) leaves the
