@@ -1051,7 +1051,9 @@ DIST_EXPORT dist_status_t dist_replica_stream(const dist_replica_context_t* repl
  * On GPU replicas the buffer may be CUDA memory on the replica's own device
  * (every local replica passing the same memory kind), ordered on
  * buffer->stream: the work is enqueued there and the call returns once the
- * result is on the device, or fails by the strategy's timeout. */
+ * result is on the device, or fails by the strategy's timeout (the buffer's
+ * contents are then undefined, and work the call enqueued may still run on
+ * the replicas' streams). */
 DIST_EXPORT dist_status_t dist_replica_all_reduce(dist_replica_context_t* replica, dist_op_t op,
                                                   const dist_buffer_t* buffer);
 
