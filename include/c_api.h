@@ -810,8 +810,10 @@ DIST_EXPORT dist_status_t dist_request_on_complete(dist_request_t* request,
  *                          creation); every worker must have the same number of
  *                          local replicas. A NULL context is one worker alone.
  *   CENTRAL_STORAGE        one process; ON_WRITE variables are held once on the
- *                          host, computation is replicated on the local devices
- *                          and updates are aggregated before they are applied.
+ *                          host (on the GPU when there is exactly one GPU
+ *                          replica, as TF places them), computation is
+ *                          replicated on the local devices and updates are
+ *                          aggregated before they are applied.
  *   PARAMETER_SERVER       tf.distribute's ParameterServerStrategy: variables live
  *                          on the tasks of the cluster's "ps" job (standard
  *                          servers: dist-server or dist_server_start), every
@@ -1312,7 +1314,8 @@ DIST_EXPORT dist_status_t dist_variable_aggregation(const dist_variable_t* varia
 /* replica NULL: cross-replica context; otherwise the calling replica's context.
  * Buffers have the variable's dtype and element count.
  * On GPU replicas (dist_replica_device >= 0) each local copy of a variable lives
- * on its replica's GPU (CENTRAL_STORAGE's ON_WRITE variables stay on the host),
+ * on its replica's GPU (CENTRAL_STORAGE's ON_WRITE variables stay on the host
+ * unless there is one GPU replica),
  * and out/value may be CUDA memory (ordered on its stream) as well as host
  * memory; each call returns once its copies are done. Assignments and on-read
  * aggregation pass through host memory with the host's arithmetic (the bits of
@@ -1467,7 +1470,9 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
  * on every GPU, each bucket is all-reduced by the strategy's cross-device ops
  * and communication, and every copy is stepped on its own GPU by the
  * optimizer's CUDA kernels, which follow the host's arithmetic bit for bit.
- * The call returns once every copy is updated. */
+ * The call returns once every copy is updated. Variables held on the host
+ * (CENTRAL_STORAGE over several GPUs) take gradients in CUDA memory too: they
+ * are copied to host memory first. */
 DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strategy,
                                                         dist_variable_t* const* vars,
                                                         const dist_buffer_t* grads, size_t n,

@@ -8,6 +8,7 @@
 #include "strategy/fused_all_reduce.h"
 #ifdef DIST_HAVE_CUDA
 #include "variables/device_apply_gradients.h"
+#include "variables/device_copies.h"
 #endif
 
 namespace dist {
@@ -32,11 +33,15 @@ void check_trainable(const Strategy& strategy, const Variable& variable, const s
     const TensorRef& gradient = gradients[r][i];
     const std::string what = "replica " + std::to_string(r) + "'s gradient of vars[" + std::to_string(i) + "]";
     variable.check_buffer(gradient, what.c_str());
-    if (gradient.on_device() && variable.device_copies() == nullptr) {
-      fail_invalid(what + " is CUDA memory, but '" + variable.name() + "' is held in host memory: pass host memory");
+    if (gradient.on_device() && strategy.gpus() == nullptr) {
+      fail_invalid(what + " is CUDA memory, but this strategy's replicas are not GPUs: pass host memory");
     }
   }
 }
+
+// The step on variables in host memory (fused_all_reduce); below.
+void apply_gradients_on_host(Strategy& strategy, const std::vector<Variable*>& variables,
+                             const std::vector<std::vector<TensorRef>>& gradients, WorkerOptimizer& optimizer);
 
 // One update per variable and step: a variable listed twice would be stepped twice.
 void check_each_once(const std::vector<Variable*>& variables) {
@@ -66,7 +71,28 @@ void apply_gradients(Strategy& strategy, const std::vector<Variable*>& variables
     apply_gradients_on_devices(strategy, variables, gradients, optimizer);
     return;
   }
+  // Variables on the host (CENTRAL_STORAGE over several GPUs): gradients
+  // computed on the GPUs come to the host first.
+  std::vector<std::vector<unsigned char>> staging;
+  std::vector<std::vector<TensorRef>> on_host = gradients;
+  for (auto& replica : on_host) {
+    for (TensorRef& gradient : replica) {
+      if (!gradient.on_device()) continue;
+      staging.emplace_back();
+      const void* host = host_view(strategy, gradient, staging.back());
+      gradient = TensorRef{const_cast<void*>(host), gradient.count, gradient.dtype};
+    }
+  }
+  apply_gradients_on_host(strategy, variables, on_host, optimizer);
+#else
+  apply_gradients_on_host(strategy, variables, gradients, optimizer);
 #endif
+}
+
+namespace {
+
+void apply_gradients_on_host(Strategy& strategy, const std::vector<Variable*>& variables,
+                             const std::vector<std::vector<TensorRef>>& gradients, WorkerOptimizer& optimizer) {
   optimizer.begin_step();
   // On one host the worker that reduces a segment updates it and hands the
   // new weights to the others, who write them without reading their old
@@ -93,5 +119,7 @@ void apply_gradients(Strategy& strategy, const std::vector<Variable*>& variables
       },
       shared ? &share_update : nullptr);
 }
+
+}  // namespace
 
 }  // namespace dist

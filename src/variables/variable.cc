@@ -69,8 +69,9 @@ Variable::Variable(std::shared_ptr<Strategy> strategy, std::shared_ptr<ServerCon
   const bool once = mirrored() && strategy_->stores_variables_once();
 #ifdef DIST_HAVE_CUDA
   // On GPU replicas each replica's copy lives on its GPU (TF's
-  // MirroredVariable); CENTRAL_STORAGE keeps its one copy on the host.
-  if (strategy_->gpus() != nullptr && !once) {
+  // MirroredVariable). CENTRAL_STORAGE keeps its one copy on the host, or
+  // on the GPU when there is only one (TF's placement).
+  if (strategy_->gpus() != nullptr && (!once || strategy_->num_local_replicas() == 1)) {
     device_copies_ = std::make_unique<DeviceCopies>(*strategy_, initial.data(), bytes_);
     return;
   }

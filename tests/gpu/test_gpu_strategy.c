@@ -295,15 +295,15 @@ static void train_step(struct train_job* job, int replicas) {
   }
 }
 
-static dist_strategy_t* training_strategy(int cpu_devices) {
+static dist_strategy_t* training_strategy_of(dist_strategy_kind_t kind, int cpu_devices) {
   dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
   options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_BYTES_PER_PACK;
-  options.kind = DIST_STRATEGY_MIRRORED;
+  options.kind = kind;
   options.bytes_per_pack = 4096; /* several buckets, variables split across them */
   if (cpu_devices > 0) {
     options.field_mask |= DIST_STRATEGY_OPT_NUM_CPU_DEVICES;
     options.num_cpu_devices = cpu_devices;
-  } else {
+  } else if (kind == DIST_STRATEGY_MIRRORED) {
     /* The host's order of sums, so that the bits must match. */
     options.field_mask |= DIST_STRATEGY_OPT_CROSS_DEVICE_OPS;
     options.cross_device_ops = DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE;
@@ -311,6 +311,10 @@ static dist_strategy_t* training_strategy(int cpu_devices) {
   dist_strategy_t* strategy = NULL;
   assert_dist_ok(dist_strategy_create(NULL, &options, &strategy));
   return strategy;
+}
+
+static dist_strategy_t* training_strategy(int cpu_devices) {
+  return training_strategy_of(DIST_STRATEGY_MIRRORED, cpu_devices);
 }
 
 static void make_variables(struct train_job* job, dist_optimizer_kind_t kind) {
@@ -396,6 +400,46 @@ static void test_apply_gradients_on_gpus(void** state) {
     dist_strategy_destroy(gpu.strategy);
     dist_strategy_destroy(cpu.strategy);
   }
+}
+
+/* CENTRAL_STORAGE with one GPU keeps its one copy there (TF's placement),
+ * and trains it as one CPU device does, bit for bit; with more GPUs, on the
+ * host. */
+static void test_central_storage_on_gpus(void** state) {
+  (void)state;
+  struct train_job gpu = {training_strategy_of(DIST_STRATEGY_CENTRAL_STORAGE, 0), {NULL, NULL}, NULL, 1, 0, DIST_OK};
+  int32_t replicas = 0;
+  assert_dist_ok(dist_strategy_num_local_replicas(gpu.strategy, &replicas));
+  struct train_job cpu = {training_strategy_of(DIST_STRATEGY_CENTRAL_STORAGE, replicas), {NULL, NULL}, NULL, 0, 0,
+                          DIST_OK};
+  make_variables(&gpu, DIST_OPTIMIZER_ADAM);
+  make_variables(&cpu, DIST_OPTIMIZER_ADAM);
+  int32_t copies = 0;
+  assert_dist_ok(dist_variable_num_copies(gpu.vars[0], &copies));
+  assert_int_equal(copies, 1);
+  for (int step = 0; step < kSteps; ++step) {
+    gpu.step = cpu.step = step;
+    train_step(&gpu, replicas);
+    train_step(&cpu, replicas);
+  }
+  for (int v = 0; v < 2; ++v) {
+    const size_t bytes = kWeights * (v == 0 ? sizeof(float) : sizeof(double));
+    unsigned char* expected = malloc(bytes);
+    unsigned char* got = malloc(bytes);
+    dist_buffer_t out = {expected, kWeights, v == 0 ? DIST_DTYPE_F32 : DIST_DTYPE_F64, DIST_MEMORY_HOST, NULL};
+    assert_dist_ok(dist_variable_read(cpu.vars[v], NULL, &out));
+    out.data = got;
+    assert_dist_ok(dist_variable_read(gpu.vars[v], NULL, &out));
+    assert_memory_equal(got, expected, bytes);
+    free(expected);
+    free(got);
+    dist_variable_destroy(gpu.vars[v]);
+    dist_variable_destroy(cpu.vars[v]);
+  }
+  dist_optimizer_destroy(gpu.optimizer);
+  dist_optimizer_destroy(cpu.optimizer);
+  dist_strategy_destroy(gpu.strategy);
+  dist_strategy_destroy(cpu.strategy);
 }
 
 /* Assignments on the GPU replicas' copies, from host and device memory, in
@@ -561,6 +605,7 @@ int main(void) {
       cmocka_unit_test(test_device_memory_arguments),
       cmocka_unit_test(test_variables_on_gpus),
       cmocka_unit_test(test_apply_gradients_on_gpus),
+      cmocka_unit_test(test_central_storage_on_gpus),
       cmocka_unit_test(test_digits_example),
       cmocka_unit_test(test_workers_all_reduce),
       cmocka_unit_test(test_workers_reduce),
