@@ -103,3 +103,12 @@ add_test(NAME pip_install
     ${DIST_PACKAGING_WORK}/pip ${PROJECT_VERSION})
 set_tests_properties(pip_install PROPERTIES TIMEOUT 1200 SKIP_RETURN_CODE 77
   LABELS packaging PROCESSORS 2)
+
+# ---- The sources as builds without NCCL, or without CUDA, compile them ----------
+# (a build compiles only its own combination of the optional parts)
+if(DIST_HAVE_CUDA AND DIST_HAVE_NCCL)
+  add_test(NAME feature_variants
+    COMMAND ${DIST_PACKAGING_PYTHON} ${DIST_PACKAGING_DIR}/check_feature_variants.py
+      --source-dir ${PROJECT_SOURCE_DIR} --build-dir ${PROJECT_BINARY_DIR} --compiler ${CMAKE_CXX_COMPILER})
+  set_tests_properties(feature_variants PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+endif()
