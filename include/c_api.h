@@ -921,6 +921,7 @@ typedef int32_t dist_cross_device_ops_t;
 #define DIST_STRATEGY_OPT_PLACEMENT       (1ull << 9)
 #define DIST_STRATEGY_OPT_CROSS_DEVICE_OPS (1ull << 10)
 #define DIST_STRATEGY_OPT_REDUCE_TO_DEVICE (1ull << 11)
+#define DIST_STRATEGY_OPT_NUM_PACKS        (1ull << 12)
 
 /* PARAMETER_SERVER: which server each new variable (each shard of a partitioned
  * one) goes to, in creation order. */
@@ -967,6 +968,11 @@ typedef struct dist_strategy_options {
   /* REDUCTION_TO_ONE_DEVICE: "CPU:0" (pinned host memory) or "GPU:i" (local
    * replica i's GPU); default the first replica's device, as TF. Copied. */
   const char* reduce_to_device;
+  /* NCCL_ALL_REDUCE and HIERARCHICAL_COPY (as given or as AUTO chose them;
+   * others refuse it): dist_strategy_apply_gradients packs each dtype's
+   * gradients into this many packs of about equal size (TF's num_packs)
+   * instead of buckets of bytes_per_pack. 1..64; default: bytes_per_pack. */
+  int32_t num_packs;
 } dist_strategy_options_t;
 
 #ifdef __cplusplus

@@ -163,6 +163,15 @@ static void test_cross_device_ops_on_cpus(void** state) {
       DIST_ERR_INVALID_ARGUMENT, "TPU:0");
   assert_dist_error(create_with(DIST_STRATEGY_MIRRORED, DIST_CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE, "", &strategy),
                     DIST_ERR_INVALID_ARGUMENT, "reduce_to_device \"\"");
+  /* num_packs belongs to the NCCL and hierarchical-copy ops, which CPU replicas never use. */
+  dist_strategy_options_t packs = DIST_STRATEGY_OPTIONS_INIT;
+  packs.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES | DIST_STRATEGY_OPT_NUM_PACKS;
+  packs.kind = DIST_STRATEGY_MIRRORED;
+  packs.num_cpu_devices = 2;
+  packs.num_packs = 2;
+  assert_dist_error(dist_strategy_create(NULL, &packs, &strategy), DIST_ERR_INVALID_ARGUMENT,
+                    "num_packs is for cross_device_ops NcclAllReduce and HierarchicalCopyAllReduce, and this "
+                    "strategy's are ReductionToOneDevice");
   assert_null(strategy);
 }
 

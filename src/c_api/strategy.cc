@@ -27,6 +27,7 @@ StrategyConfig read_strategy_options(const dist_strategy_options_t* in) {
     out.cross_device_ops_set = true;
   }
   if (has(DIST_STRATEGY_OPT_REDUCE_TO_DEVICE)) out.reduce_to_device = require(in->reduce_to_device, "options: reduce_to_device");
+  if (has(DIST_STRATEGY_OPT_NUM_PACKS)) out.num_packs = in->num_packs;
   if (has(DIST_STRATEGY_OPT_TIMEOUT_SECONDS)) {
     if (!(in->timeout_seconds > 0.0) || !std::isfinite(in->timeout_seconds) || in->timeout_seconds > 1e9) {
       fail_invalid("options: timeout_seconds " + std::to_string(in->timeout_seconds) +

@@ -108,6 +108,16 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
   check_device_options(config_, devices);
   cross_device_ops_ = resolve_cross_device_ops(config_.cross_device_ops, devices);
   reduce_target_ = parse_reduce_target(config_.reduce_to_device, devices);
+  if (config_.num_packs) {
+    if (cross_device_ops_ != CrossDeviceOps::kNcclAllReduce && cross_device_ops_ != CrossDeviceOps::kHierarchicalCopy) {
+      fail_invalid("num_packs is for cross_device_ops NcclAllReduce and HierarchicalCopyAllReduce, and this "
+                   "strategy's are " + std::string(name(cross_device_ops_)));
+    }
+    if (*config_.num_packs < 1 || *config_.num_packs > kMaxLocalReplicas) {
+      fail_invalid("num_packs " + std::to_string(*config_.num_packs) + " is out of range 1.." +
+                   std::to_string(kMaxLocalReplicas));
+    }
+  }
 #ifdef DIST_HAVE_CUDA
   if (devices.gpus) gpus_ = std::make_unique<GpuReplicas>(local_replicas_);
 #endif

@@ -35,6 +35,7 @@ struct StrategyConfig {
   CrossDeviceOps cross_device_ops = CrossDeviceOps::kAuto;
   bool cross_device_ops_set = false;  // given by the caller (only MIRRORED kinds take it)
   std::optional<std::string> reduce_to_device;
+  std::optional<int> num_packs;  // apply_gradients' packs per dtype on GPUs (TF's num_packs)
 };
 
 // Who this worker is in its cluster (empty type and id -1 when alone), and
@@ -74,6 +75,8 @@ class Strategy {
     return (sync_workers() > 1 ? worker_index_ * local_replicas_ : 0) + local_index;
   }
   uint64_t bytes_per_pack() const { return config_.bytes_per_pack; }
+  // Set: apply_gradients on GPU replicas packs each dtype into this many packs.
+  const std::optional<int>& num_packs() const { return config_.num_packs; }
   const std::string& device(int i) const { return devices_[static_cast<size_t>(i)]; }
   const WorkerIdentity& identity() const { return identity_; }
   // ON_WRITE variables are held once (CENTRAL_STORAGE) instead of per replica.

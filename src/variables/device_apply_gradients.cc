@@ -59,7 +59,14 @@ void apply_gradients_on_devices(Strategy& strategy, const std::vector<Variable*>
       if (variables[i]->dtype() == dtype) members.push_back(i);
     }
     const size_t element = size_of(dtype);
-    const uint64_t per_bucket = std::max<uint64_t>(1, strategy.bytes_per_pack() / element);
+    uint64_t per_bucket = std::max<uint64_t>(1, strategy.bytes_per_pack() / element);
+    if (strategy.num_packs()) {
+      // TF's num_packs: the dtype's gradients in that many packs of about equal size.
+      uint64_t total = 0;
+      for (size_t i : members) total += variables[i]->count();
+      const auto packs = static_cast<uint64_t>(*strategy.num_packs());
+      per_bucket = std::max<uint64_t>(1, (total + packs - 1) / packs);
+    }
     for (const std::vector<Segment>& bucket : buckets_of(members, variables, per_bucket)) {
       const uint64_t elements = bucket.back().at + bucket.back().count;
       // Each replica's gradients of the bucket, packed on its GPU in its
