@@ -144,6 +144,7 @@ class StrategyOptions(ctypes.Structure):
         ("placement", ctypes.c_int32),
         ("cross_device_ops", ctypes.c_int32),
         ("reduce_to_device", ctypes.c_char_p),
+        ("num_packs", ctypes.c_int32),
     ]
 
 

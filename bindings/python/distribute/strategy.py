@@ -161,11 +161,16 @@ class Strategy(HandleOwner):
     value); CPU replicas take only "auto" and "reduction_to_one_device".
     `reduce_to_device` is the device "reduction_to_one_device" sums on ("CPU:0" or
     "GPU:i"; default the first replica's device).
+    `num_packs` (1..64; TF's num_packs) makes apply_gradients pack each dtype's
+    gradients into that many packs of about equal size instead of buckets of
+    `bytes_per_pack`; only "nccl_all_reduce" and "hierarchical_copy" (as given or
+    as "auto" chose them) take it, so CPU replicas refuse it.
     """
 
     def __init__(self, context=None, kind="one_device", *, num_cpu_devices=None, communication=None,
                  bytes_per_pack=None, timeout_seconds=None, bind_threads=None, cluster=None, token=None,
-                 token_file=None, placement=None, cross_device_ops=None, reduce_to_device=None):
+                 token_file=None, placement=None, cross_device_ops=None, reduce_to_device=None,
+                 num_packs=None):
         self._handle = None
         if cluster is not None and cluster.closed:
             raise ValueError("the cluster is closed")
@@ -183,7 +188,8 @@ class Strategy(HandleOwner):
             (C.STRATEGY_OPT_PLACEMENT, "placement", None if placement is None else _choice(PLACEMENTS, placement)),
             (C.STRATEGY_OPT_CROSS_DEVICE_OPS, "cross_device_ops",
              None if cross_device_ops is None else _choice(CROSS_DEVICE_OPS, cross_device_ops)),
-            (C.STRATEGY_OPT_REDUCE_TO_DEVICE, "reduce_to_device", encode(reduce_to_device))))
+            (C.STRATEGY_OPT_REDUCE_TO_DEVICE, "reduce_to_device", encode(reduce_to_device)),
+            (C.STRATEGY_OPT_NUM_PACKS, "num_packs", num_packs)))
         if context is not None and context.closed:
             # NULL would silently mean "one worker alone".
             raise ValueError("the context is closed")

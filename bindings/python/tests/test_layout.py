@@ -31,3 +31,12 @@ def test_every_struct_matches_the_header():
         for field, offset, size in layout["fields"]:
             member = getattr(declared, field)
             assert (member.offset, member.size) == (offset, size), f"{c_name}.{field}"
+
+
+@pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="the pinned offsets are those of an LP64 ABI")
+def test_strategy_options_end_with_num_packs_and_tail_padding():
+    # num_packs (int32) follows reduce_to_device at 88; 4 bytes of tail padding make 96.
+    assert _native.StrategyOptions._fields_[-1] == ("num_packs", ctypes.c_int32)
+    assert _native.StrategyOptions.reduce_to_device.offset == 80
+    assert (_native.StrategyOptions.num_packs.offset, _native.StrategyOptions.num_packs.size) == (88, 4)
+    assert ctypes.sizeof(_native.StrategyOptions) == 96

@@ -114,6 +114,31 @@ def test_cross_device_ops_and_reduce_to_device_refused():
         distribute.Strategy(kind="mirrored", num_cpu_devices=2, cross_device_ops="ring")
 
 
+NUM_PACKS_REFUSED = ("num_packs is for cross_device_ops NcclAllReduce and HierarchicalCopyAllReduce, "
+                     "and this strategy's are ReductionToOneDevice")
+
+
+def test_num_packs_refused_on_cpu_replicas():
+    # CPU replicas always reduce to one device: num_packs (NCCL / hierarchical copy only)
+    # is refused whatever its value, the cross-device ops given or chosen by AUTO.
+    for num_packs in (1, 4, 64):
+        message = invalid_strategy(kind="mirrored", num_cpu_devices=2, num_packs=num_packs)
+        assert NUM_PACKS_REFUSED in message
+    for ops in ("auto", "reduction_to_one_device"):
+        message = invalid_strategy(kind="mirrored", num_cpu_devices=2, cross_device_ops=ops, num_packs=2)
+        assert NUM_PACKS_REFUSED in message
+    for kind, devices in (("one_device", None), ("central_storage", 2)):
+        message = invalid_strategy(kind=kind, num_cpu_devices=devices, num_packs=2)
+        assert NUM_PACKS_REFUSED in message
+
+
+def test_num_packs_refused_by_multi_worker_mirrored_on_cpu_replicas(context):
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        distribute.Strategy(context, "multi_worker_mirrored", num_cpu_devices=2, num_packs=2)
+    assert caught.value.status == C.ERR_INVALID_ARGUMENT
+    assert NUM_PACKS_REFUSED in caught.value.message
+
+
 def test_nccl_communication_on_cpu_replicas_is_unsupported():
     with pytest.raises(distribute.DistError) as caught:
         distribute.Strategy(kind="mirrored", num_cpu_devices=2, communication="nccl")
