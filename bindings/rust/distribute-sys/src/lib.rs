@@ -262,6 +262,7 @@ pub const DIST_STRATEGY_OPT_TOKEN_FILE: u64 = 1 << 8;
 pub const DIST_STRATEGY_OPT_PLACEMENT: u64 = 1 << 9;
 pub const DIST_STRATEGY_OPT_CROSS_DEVICE_OPS: u64 = 1 << 10;
 pub const DIST_STRATEGY_OPT_REDUCE_TO_DEVICE: u64 = 1 << 11;
+pub const DIST_STRATEGY_OPT_NUM_PACKS: u64 = 1 << 12;
 
 pub type dist_placement_t = i32;
 pub const DIST_PLACEMENT_ROUND_ROBIN: dist_placement_t = 0;
@@ -283,6 +284,7 @@ pub struct dist_strategy_options_t {
     pub placement: dist_placement_t,
     pub cross_device_ops: dist_cross_device_ops_t,
     pub reduce_to_device: *const c_char,
+    pub num_packs: i32,
 }
 
 pub type dist_replica_fn_t = Option<unsafe extern "C" fn(replica: *mut dist_replica_context_t, user_data: *mut c_void) -> dist_status_t>;

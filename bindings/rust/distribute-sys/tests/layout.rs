@@ -43,6 +43,19 @@ fn every_struct_matches_the_header() {
 }
 
 #[test]
+#[cfg(target_pointer_width = "64")]
+fn strategy_options_end_with_num_packs_and_tail_padding() {
+    // num_packs (int32) follows reduce_to_device at 88; 4 bytes of tail padding make 96.
+    use distribute_sys::dist_strategy_options_t as Options;
+    assert_eq!(std::mem::offset_of!(Options, reduce_to_device), 80);
+    assert_eq!(std::mem::offset_of!(Options, num_packs), 88);
+    assert_eq!(field_size(|s: &Options| &s.num_packs), 4);
+    assert_eq!(std::mem::size_of::<Options>(), 96);
+    let (_, size, _, fields) = C_STRUCTS.iter().find(|s| s.0 == "dist_strategy_options_t").unwrap();
+    assert_eq!((*size, fields.last().copied()), (96, Some(("num_packs", 88, 4))), "the header's layout");
+}
+
+#[test]
 fn the_linked_library_is_this_header_s() {
     // SAFETY: no arguments; returns a number.
     assert_eq!(unsafe { distribute_sys::dist_version() }, distribute_sys::DIST_VERSION_HEX);

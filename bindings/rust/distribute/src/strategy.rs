@@ -153,6 +153,11 @@ pub struct StrategyOptions<'a> {
     /// `ReductionToOneDevice`: the device it sums on, "CPU:0" or "GPU:i" (default
     /// the first replica's device).
     pub reduce_to_device: Option<&'a str>,
+    /// NcclAllReduce and HierarchicalCopy only (as given or as `Auto` chose them;
+    /// CPU replicas refuse it): `apply_gradients` packs each dtype's gradients into
+    /// this many packs of about equal size (TF's num_packs, 1..64) instead of
+    /// buckets of `bytes_per_pack`.
+    pub num_packs: Option<i32>,
 }
 
 impl StrategyOptions<'_> {
@@ -177,6 +182,7 @@ impl StrategyOptions<'_> {
         set(sys::DIST_STRATEGY_OPT_PLACEMENT, self.placement.is_some());
         set(sys::DIST_STRATEGY_OPT_CROSS_DEVICE_OPS, self.cross_device_ops.is_some());
         set(sys::DIST_STRATEGY_OPT_REDUCE_TO_DEVICE, strings[2].is_some());
+        set(sys::DIST_STRATEGY_OPT_NUM_PACKS, self.num_packs.is_some());
         raw.kind = self.kind.map_or(0, StrategyKind::raw);
         raw.num_cpu_devices = self.num_cpu_devices.unwrap_or(0);
         raw.communication = self.communication.map_or(0, Communication::raw);
@@ -191,6 +197,7 @@ impl StrategyOptions<'_> {
         };
         raw.cross_device_ops = self.cross_device_ops.map_or(sys::DIST_CROSS_DEVICE_OPS_AUTO, CrossDeviceOps::raw);
         raw.reduce_to_device = c_ptr(&strings[2]);
+        raw.num_packs = self.num_packs.unwrap_or(0);
         Ok((raw, strings))
     }
 }

@@ -111,6 +111,30 @@ fn cross_device_ops_and_reduce_to_device_refused_on_cpu_replicas() {
     assert!(error.message().contains("NCCL"), "{error}");
 }
 
+const NUM_PACKS_REFUSED: &str =
+    "num_packs is for cross_device_ops NcclAllReduce and HierarchicalCopyAllReduce, and this strategy's are ReductionToOneDevice";
+
+#[test]
+fn num_packs_refused_on_cpu_replicas() {
+    // CPU replicas always reduce to one device: num_packs (NCCL and hierarchical copy
+    // only) is refused whatever its value, the ops given or chosen by Auto.
+    for num_packs in [1, 4, 64] {
+        let options = StrategyOptions { num_packs: Some(num_packs), ..cross_device(StrategyKind::Mirrored, None, None) };
+        let error = refused(&options);
+        assert!(error.message().contains(NUM_PACKS_REFUSED), "{error}");
+    }
+    for ops in [CrossDeviceOps::Auto, CrossDeviceOps::ReductionToOneDevice] {
+        let options = StrategyOptions { num_packs: Some(2), ..cross_device(StrategyKind::Mirrored, Some(ops), None) };
+        let error = refused(&options);
+        assert!(error.message().contains(NUM_PACKS_REFUSED), "{error}");
+    }
+    for kind in [StrategyKind::OneDevice, StrategyKind::CentralStorage] {
+        let options = StrategyOptions { num_packs: Some(2), ..cross_device(kind, None, None) };
+        let error = refused(&options);
+        assert!(error.message().contains(NUM_PACKS_REFUSED), "{error}");
+    }
+}
+
 #[test]
 fn an_unknown_cross_device_ops_value_is_refused_through_the_sys_struct() {
     // The safe enum cannot name 7: the raw struct (the same layout) can.
@@ -369,6 +393,10 @@ fn a_multi_worker_strategy_over_a_single_process_context() {
     let error = Strategy::new(Some(&context), &options).unwrap_err();
     assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT);
     assert!(error.message().contains("combines GPU replicas, and this strategy's replicas are CPU devices"), "{error}");
+    let options = StrategyOptions { kind: Some(StrategyKind::MultiWorkerMirrored), num_packs: Some(2), ..Default::default() };
+    let error = Strategy::new(Some(&context), &options).unwrap_err();
+    assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT);
+    assert!(error.message().contains(NUM_PACKS_REFUSED), "{error}");
     let copy = strategy.cluster().unwrap().expect("the context's cluster");
     assert_eq!(copy.to_json().unwrap(), cluster.to_json().unwrap());
     let mut v = strategy.variable::<u8>(&VariableOptions { initial_value: Some(&[7]), ..Default::default() }).unwrap();
