@@ -83,6 +83,11 @@ type StrategyOptions struct {
 	// CrossDeviceOpsReductionToOneDevice: the device it sums on, "CPU:0" or
 	// "GPU:i" ("": the first replica's device).
 	ReduceToDevice string
+	// CrossDeviceOpsNCCLAllReduce and CrossDeviceOpsHierarchicalCopy only (as given
+	// or as CrossDeviceOpsAuto chose them; CPU replicas refuse it): ApplyGradients
+	// packs each dtype's gradients into this many packs of about equal size (TF's
+	// num_packs, 1..64) instead of buckets of BytesPerPack.
+	NumPacks *int
 }
 
 // Strategy is a distribution strategy (dist_strategy_t). The header's thread
@@ -156,6 +161,10 @@ func NewStrategy(context *Context, o *StrategyOptions) (*Strategy, error) {
 		if o.ReduceToDevice != "" {
 			raw.field_mask |= C.DIST_STRATEGY_OPT_REDUCE_TO_DEVICE
 			raw.reduce_to_device = strings.add(o.ReduceToDevice)
+		}
+		if o.NumPacks != nil {
+			raw.field_mask |= C.DIST_STRATEGY_OPT_NUM_PACKS
+			raw.num_packs = C.int32_t(*o.NumPacks)
 		}
 	}
 	var ctxHandle *C.dist_context_t

@@ -205,6 +205,27 @@ func TestCrossDeviceOpsAndReduceToDeviceRefusedOnCPUReplicas(t *testing.T) {
 	}
 }
 
+const numPacksRefused = "num_packs is for cross_device_ops NcclAllReduce and HierarchicalCopyAllReduce, " +
+	"and this strategy's are ReductionToOneDevice"
+
+func TestNumPacksRefusedOnCPUReplicas(t *testing.T) {
+	// CPU replicas always reduce to one device: NumPacks (NCCL and hierarchical copy
+	// only) is refused whatever its value, the ops given or chosen by Auto.
+	for _, n := range []int{1, 4, 64} {
+		_, err := NewStrategy(nil, &StrategyOptions{Kind: Ptr(Mirrored), NumCPUDevices: Ptr(2), NumPacks: Ptr(n)})
+		invalidWith(t, fmt.Sprintf("NumPacks %d", n), err, numPacksRefused)
+	}
+	for _, ops := range []CrossDeviceOps{CrossDeviceOpsAuto, CrossDeviceOpsReductionToOneDevice} {
+		_, err := NewStrategy(nil, &StrategyOptions{Kind: Ptr(Mirrored), NumCPUDevices: Ptr(2),
+			CrossDeviceOps: Ptr(ops), NumPacks: Ptr(2)})
+		invalidWith(t, fmt.Sprintf("ops %d with NumPacks", ops), err, numPacksRefused)
+	}
+	_, err := NewStrategy(nil, &StrategyOptions{Kind: Ptr(OneDevice), NumPacks: Ptr(2)})
+	invalidWith(t, "OneDevice with NumPacks", err, numPacksRefused)
+	_, err = NewStrategy(nil, &StrategyOptions{Kind: Ptr(CentralStorage), NumCPUDevices: Ptr(2), NumPacks: Ptr(2)})
+	invalidWith(t, "CentralStorage with NumPacks", err, numPacksRefused)
+}
+
 func TestCrossDeviceOpsOfMultiWorkerMirrored(t *testing.T) {
 	cluster, err := ClusterFromJSON("{}")
 	if err != nil {
@@ -228,6 +249,8 @@ func TestCrossDeviceOpsOfMultiWorkerMirrored(t *testing.T) {
 	_, err = NewStrategy(context, &StrategyOptions{Kind: Ptr(MultiWorkerMirrored), NumCPUDevices: Ptr(2),
 		CrossDeviceOps: Ptr(CrossDeviceOpsNCCLAllReduce)})
 	invalidWith(t, "MultiWorkerMirrored NCCL_ALL_REDUCE", err, "combines GPU replicas, and this strategy's replicas are CPU devices")
+	_, err = NewStrategy(context, &StrategyOptions{Kind: Ptr(MultiWorkerMirrored), NumCPUDevices: Ptr(2), NumPacks: Ptr(2)})
+	invalidWith(t, "MultiWorkerMirrored with NumPacks", err, numPacksRefused)
 }
 
 func TestCPUReplicasHaveNoCUDADeviceOrStream(t *testing.T) {
