@@ -129,7 +129,7 @@ interface DistLibrary extends Library {
 
   @Structure.FieldOrder({"field_mask", "kind", "num_cpu_devices", "communication", "bytes_per_pack",
       "timeout_seconds", "bind_threads", "cluster", "token", "token_file", "placement", "cross_device_ops",
-      "reduce_to_device"})
+      "reduce_to_device", "num_packs"})
   class StrategyOptionsStruct extends Structure {
     public long field_mask;
     public int kind;
@@ -144,6 +144,7 @@ interface DistLibrary extends Library {
     public int placement;
     public int cross_device_ops;
     public String reduce_to_device;
+    public int num_packs;
   }
 
   @Structure.FieldOrder({"field_mask", "name", "dtype", "shape", "rank", "initial_value", "synchronization",

@@ -59,6 +59,7 @@ public final class Strategy implements AutoCloseable {
   static final long OPT_PLACEMENT = 1L << 9;
   static final long OPT_CROSS_DEVICE_OPS = 1L << 10;
   static final long OPT_REDUCE_TO_DEVICE = 1L << 11;
+  static final long OPT_NUM_PACKS = 1L << 12;
 
   /**
    * Replica threads stay attached to the JVM between callbacks: a merge function
@@ -92,6 +93,13 @@ public final class Strategy implements AutoCloseable {
     public Integer crossDeviceOps;
     /** CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE: "CPU:0" or "GPU:i"; default the first replica's device. */
     public String reduceToDevice;
+    /**
+     * CROSS_DEVICE_OPS_NCCL_ALL_REDUCE and _HIERARCHICAL_COPY only (as given or as AUTO
+     * chose them; CPU replicas refuse it): applyGradients packs each dtype's gradients
+     * into this many packs of about equal size (TF's num_packs, 1..64) instead of
+     * buckets of bytesPerPack.
+     */
+    public Integer numPacks;
 
     public Options cluster(Cluster value) {
       cluster = value;
@@ -115,6 +123,11 @@ public final class Strategy implements AutoCloseable {
 
     public Options reduceToDevice(String value) {
       reduceToDevice = value;
+      return this;
+    }
+
+    public Options numPacks(int value) {
+      numPacks = value;
       return this;
     }
 
@@ -187,6 +200,10 @@ public final class Strategy implements AutoCloseable {
     if (options.reduceToDevice != null) {
       s.field_mask |= OPT_REDUCE_TO_DEVICE;
       s.reduce_to_device = options.reduceToDevice;
+    }
+    if (options.numPacks != null) {
+      s.field_mask |= OPT_NUM_PACKS;
+      s.num_packs = options.numPacks;
     }
     Pointer contextPointer = context == null ? null : context.handle().get();
     if (context != null && contextPointer == null) {

@@ -59,4 +59,16 @@ public class LayoutTest {
       assertArrayEquals(cName + " fields", fields, declared.getAnnotation(Structure.FieldOrder.class).value());
     }
   }
+
+  @Test
+  public void strategyOptionsEndWithNumPacksAndTailPadding() throws Exception {
+    org.junit.Assume.assumeTrue("the pinned offsets are those of an LP64 ABI", com.sun.jna.Native.POINTER_SIZE == 8);
+    Method fieldOffset = Structure.class.getDeclaredMethod("fieldOffset", String.class);
+    fieldOffset.setAccessible(true);
+    Structure s = new DistLibrary.StrategyOptionsStruct();
+    // num_packs (int32) follows reduce_to_device at 88; 4 bytes of tail padding make 96.
+    assertEquals(80, fieldOffset.invoke(s, "reduce_to_device"));
+    assertEquals(88, fieldOffset.invoke(s, "num_packs"));
+    assertEquals(96, s.size());
+  }
 }

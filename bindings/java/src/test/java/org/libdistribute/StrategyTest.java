@@ -126,6 +126,23 @@ public class StrategyTest {
     }
   }
 
+  static final String NUM_PACKS_REFUSED = "num_packs is for cross_device_ops NcclAllReduce and "
+      + "HierarchicalCopyAllReduce, and this strategy's are ReductionToOneDevice";
+
+  @Test
+  public void numPacksRefusedOnCpuReplicas() {
+    // CPU replicas always reduce to one device: numPacks (NCCL and hierarchical copy
+    // only) is refused whatever its value, the ops given or chosen by AUTO.
+    for (int numPacks : new int[] {1, 4, 64}) {
+      refused(null, crossDevice(Strategy.MIRRORED, null, null).numPacks(numPacks), NUM_PACKS_REFUSED);
+    }
+    for (int ops : new int[] {Strategy.CROSS_DEVICE_OPS_AUTO, Strategy.CROSS_DEVICE_OPS_REDUCTION_TO_ONE_DEVICE}) {
+      refused(null, crossDevice(Strategy.MIRRORED, ops, null).numPacks(2), NUM_PACKS_REFUSED);
+    }
+    refused(null, crossDevice(Strategy.ONE_DEVICE, null, null).numPacks(2), NUM_PACKS_REFUSED);
+    refused(null, crossDevice(Strategy.CENTRAL_STORAGE, null, null).numPacks(2), NUM_PACKS_REFUSED);
+  }
+
   @Test
   public void crossDeviceOpsOfMultiWorkerMirrored() {
     try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
@@ -136,6 +153,7 @@ public class StrategyTest {
       }
       refused(context, crossDevice(Strategy.MULTI_WORKER_MIRRORED, Strategy.CROSS_DEVICE_OPS_NCCL_ALL_REDUCE, null),
           "combines GPU replicas, and this strategy's replicas are CPU devices");
+      refused(context, crossDevice(Strategy.MULTI_WORKER_MIRRORED, null, null).numPacks(2), NUM_PACKS_REFUSED);
     }
   }
 
