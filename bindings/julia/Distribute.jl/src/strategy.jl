@@ -24,6 +24,7 @@ const STRATEGY_OPT_TOKEN_FILE = UInt64(1) << 8
 const STRATEGY_OPT_PLACEMENT = UInt64(1) << 9
 const STRATEGY_OPT_CROSS_DEVICE_OPS = UInt64(1) << 10
 const STRATEGY_OPT_REDUCE_TO_DEVICE = UInt64(1) << 11
+const STRATEGY_OPT_NUM_PACKS = UInt64(1) << 12
 const AXIS_NONE = Int32(-1)
 
 "dist_strategy_options_t."
@@ -41,12 +42,13 @@ struct StrategyOptionsC
     placement::Int32
     cross_device_ops::Int32
     reduce_to_device::Ptr{UInt8}
+    num_packs::Int32
 end
 
 """
     Strategy(context = nothing; kind = :one_device, num_cpu_devices, communication, bytes_per_pack,
              timeout_seconds, bind_threads, cluster, token, token_file, placement, cross_device_ops,
-             reduce_to_device)
+             reduce_to_device, num_packs)
 
 A tf.distribute strategy over a `Context` (`nothing`: one worker alone). `kind` is
 `:one_device`, `:mirrored`, `:multi_worker_mirrored`, `:central_storage` or
@@ -68,6 +70,11 @@ available, else `:reduction_to_one_device`), `:nccl_all_reduce`,
 summing on `reduce_to_device` (`"CPU:0"` or `"GPU:i"`; default the first
 replica's device). CPU replicas take only `:auto` and `:reduction_to_one_device`
 to a CPU device.
+
+`num_packs` (1..64; TF's num_packs) makes `apply_gradients!` pack each dtype's
+gradients into that many packs of about equal size instead of buckets of
+`bytes_per_pack`; only `:nccl_all_reduce` and `:hierarchical_copy` (as given or as
+`:auto` chose them) take it, so CPU replicas refuse it.
 """
 mutable struct Strategy
     ptr::Ptr{Cvoid}
@@ -79,7 +86,8 @@ function Strategy(context::Union{Context, Nothing} = nothing; kind::Symbol = :on
                   communication::Union{Symbol, Nothing} = nothing, bytes_per_pack = nothing,
                   timeout_seconds = nothing, bind_threads = nothing, cluster::Union{Cluster, Nothing} = nothing,
                   token = nothing, token_file = nothing, placement::Union{Symbol, Nothing} = nothing,
-                  cross_device_ops::Union{Symbol, Integer, Nothing} = nothing, reduce_to_device = nothing)
+                  cross_device_ops::Union{Symbol, Integer, Nothing} = nothing, reduce_to_device = nothing,
+                  num_packs::Union{Integer, Nothing} = nothing)
     mask = STRATEGY_OPT_KIND
     num_cpu_devices === nothing || (mask |= STRATEGY_OPT_NUM_CPU_DEVICES)
     communication === nothing || (mask |= STRATEGY_OPT_COMMUNICATION)
@@ -92,6 +100,7 @@ function Strategy(context::Union{Context, Nothing} = nothing; kind::Symbol = :on
     placement === nothing || (mask |= STRATEGY_OPT_PLACEMENT)
     cross_device_ops === nothing || (mask |= STRATEGY_OPT_CROSS_DEVICE_OPS)
     reduce_to_device === nothing || (mask |= STRATEGY_OPT_REDUCE_TO_DEVICE)
+    num_packs === nothing || (mask |= STRATEGY_OPT_NUM_PACKS)
     ops = cross_device_ops === nothing ? Int32(0) :
           cross_device_ops isa Symbol ? CROSS_DEVICE_OPS[cross_device_ops] : Int32(cross_device_ops)
     cluster !== nothing && cluster.ptr == C_NULL && throw(ArgumentError("the cluster is closed"))
@@ -106,7 +115,8 @@ function Strategy(context::Union{Context, Nothing} = nothing; kind::Symbol = :on
                                    something(bytes_per_pack, 0), something(timeout_seconds, 0.0),
                                    bind_threads === nothing ? Int32(0) : Int32(bind_threads),
                                    cluster === nothing ? C_NULL : cluster.ptr, map(cstr, strings)...,
-                                   placement === nothing ? Int32(0) : PLACEMENTS[placement], ops, cstr(reduce_to))
+                                   placement === nothing ? Int32(0) : PLACEMENTS[placement], ops, cstr(reduce_to),
+                                   num_packs === nothing ? Int32(0) : Int32(num_packs))
         check(ccall((:dist_strategy_create, libdistribute), Int32, (Ptr{Cvoid}, Ref{StrategyOptionsC}, Ptr{Ptr{Cvoid}}),
                     context === nothing ? C_NULL : context.ptr, options, out))
     end

@@ -42,7 +42,8 @@ include("two_ranks.jl")
         end
         @test length(Distribute.CROSS_DEVICE_OPS) == count(r"#define DIST_CROSS_DEVICE_OPS_\w+\s+-?\d", header)
         for (bit, name) in ((Distribute.STRATEGY_OPT_CROSS_DEVICE_OPS, "CROSS_DEVICE_OPS"),
-                            (Distribute.STRATEGY_OPT_REDUCE_TO_DEVICE, "REDUCE_TO_DEVICE"))
+                            (Distribute.STRATEGY_OPT_REDUCE_TO_DEVICE, "REDUCE_TO_DEVICE"),
+                            (Distribute.STRATEGY_OPT_NUM_PACKS, "NUM_PACKS"))
             m = match(Regex("#define DIST_STRATEGY_OPT_$name\\s+\\(1ull << (\\d+)\\)"), header)
             @test bit == UInt64(1) << parse(Int, m[1])
         end
@@ -63,6 +64,13 @@ include("two_ranks.jl")
                 _, offset, bytes = split(f, ":")
                 @test fieldoffset(T, i) == parse(Int, offset) && sizeof(fieldtype(T, i)) == parse(Int, bytes)
             end
+        end
+        if Sys.WORD_SIZE == 64
+            # num_packs (int32) follows reduce_to_device at 88; 4 bytes of tail padding make 96.
+            S = Distribute.StrategyOptionsC
+            @test fieldnames(S)[end] == :num_packs && fieldtype(S, fieldcount(S)) == Int32
+            @test fieldoffset(S, fieldcount(S) - 1) == 80 && fieldoffset(S, fieldcount(S)) == 88
+            @test sizeof(S) == 96
         end
     end
 
@@ -251,6 +259,30 @@ include("two_ranks.jl")
                       "REDUCTION_TO_ONE_DEVICE")
         @test invalid(refused(; kind = :mirrored, num_cpu_devices = 2, cross_device_ops = :auto,
                               reduce_to_device = "CPU:0"), "REDUCTION_TO_ONE_DEVICE")
+        # num_packs (NCCL and hierarchical copy only) is refused on CPU replicas whatever its
+        # value, the ops given or chosen by :auto.
+        num_packs_refused = "num_packs is for cross_device_ops NcclAllReduce and HierarchicalCopyAllReduce, " *
+                            "and this strategy's are ReductionToOneDevice"
+        for n in (1, 4, 64)
+            @test invalid(refused(; kind = :mirrored, num_cpu_devices = 2, num_packs = n), num_packs_refused)
+        end
+        for ops in (:auto, :reduction_to_one_device)
+            @test invalid(refused(; kind = :mirrored, num_cpu_devices = 2, cross_device_ops = ops, num_packs = 2),
+                          num_packs_refused)
+        end
+        for (k, n) in ((:one_device, nothing), (:central_storage, 2))
+            @test invalid(refused(; kind = k, num_cpu_devices = n, num_packs = 2), num_packs_refused)
+        end
+        mw_cluster, mw_context = single()
+        err = try
+            Strategy(mw_context; kind = :multi_worker_mirrored, num_cpu_devices = 2, num_packs = 2)
+            nothing
+        catch e
+            e
+        end
+        @test invalid(err, num_packs_refused)
+        close(mw_context)
+        close(mw_cluster)
         err = refused(; kind = :mirrored, communication = :nccl)
         @test err isa DistError && err.status == Distribute.DIST_ERR_UNSUPPORTED && occursin("NCCL", err.message)
         sums = run_replicas(s) do r
