@@ -1165,7 +1165,8 @@ DIST_EXPORT dist_status_t dist_strategy_split_batch(const dist_strategy_t* strat
  *
  *   synchronization AUTO = ON_WRITE.
  *     ON_WRITE (MirroredVariable): one copy per local replica (CENTRAL_STORAGE:
- *       one copy on the host) that always hold the same value. In replica context
+ *       one copy, on the host, or on the GPU when there is one GPU replica) that
+ *       always hold the same value. In replica context
  *       every local replica calls assign*; the values are aggregated across the
  *       sync group by the aggregation, then applied to every copy:
  *         SUM                 the sum of all replicas' values

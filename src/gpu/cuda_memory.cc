@@ -157,6 +157,7 @@ DeviceBuffer::DeviceBuffer(int device, size_t bytes) : device_(device) {
 }
 
 DeviceBuffer::~DeviceBuffer() {
+  if (data_ == nullptr) return;
   int previous = -1;
   const bool restore = cudaGetDevice(&previous) == cudaSuccess && previous != device_;
   if (restore) (void)cudaSetDevice(device_);

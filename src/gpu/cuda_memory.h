@@ -91,6 +91,9 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* data() const { return data_; }
   int device() const { return device_; }
+  // Forgets the memory without freeing it: for memory a copy that missed its
+  // deadline may still write (cudaFree would wait for that copy, unbounded).
+  void abandon() { data_ = nullptr; }
 
  private:
   void* data_ = nullptr;

@@ -9,10 +9,19 @@ GpuReplicas::GpuReplicas(int count) : packs_(static_cast<size_t>(count)), pack_b
 void* GpuReplicas::pack(int replica, size_t bytes, std::chrono::steady_clock::time_point deadline) {
   const auto r = static_cast<size_t>(replica);
   if (pack_bytes_[r] < bytes) {
-    // The old buffer may still be read by work on the replica's stream.
+    // The old buffer may still be read by work on the replica's stream:
+    // waited for by the deadline, else left to CUDA (never freed under work
+    // that may not end).
     {
       DeviceScope on(device(replica));
-      StreamMark(stream(replica)).wait(deadline, "apply_gradients' previous step on the GPU");
+      try {
+        StreamMark(stream(replica)).wait(deadline, "apply_gradients' previous step on the GPU");
+      } catch (...) {
+        if (packs_[r]) packs_[r]->abandon();
+        packs_[r].reset();
+        pack_bytes_[r] = 0;
+        throw;
+      }
     }
     packs_[r].reset();
     pack_bytes_[r] = 0;

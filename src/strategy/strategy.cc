@@ -113,6 +113,9 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
       fail_invalid("num_packs is for cross_device_ops NcclAllReduce and HierarchicalCopyAllReduce, and this "
                    "strategy's are " + std::string(name(cross_device_ops_)));
     }
+    if (config_.kind != StrategyKind::kMirrored && config_.kind != StrategyKind::kMultiWorkerMirrored) {
+      fail_invalid(std::string("num_packs is for MIRRORED and MULTI_WORKER_MIRRORED, not ") + name(config_.kind));
+    }
     if (*config_.num_packs < 1 || *config_.num_packs > kMaxLocalReplicas) {
       fail_invalid("num_packs " + std::to_string(*config_.num_packs) + " is out of range 1.." +
                    std::to_string(kMaxLocalReplicas));

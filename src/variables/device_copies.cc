@@ -60,7 +60,12 @@ DeviceCopies::DeviceCopies(Strategy& strategy, const void* initial, size_t bytes
   for (int i = 0; i < strategy.num_local_replicas(); ++i) {
     copies_.push_back(std::make_unique<DeviceBuffer>(strategy.replica_device(i), bytes));
   }
-  store_all(initial);
+  try {
+    store_all(initial);
+  } catch (...) {
+    for (auto& copy : copies_) copy->abandon();  // a copy into them may still run
+    throw;
+  }
 }
 
 void DeviceCopies::read(int i, const TensorRef& out) const {

@@ -178,7 +178,11 @@ void WorkerOptimizer::apply_on_device(Variable& variable, int replica, uint64_t 
           StreamMark(copies.stream(r)).wait(variable.strategy().deadline(), "setting up the optimizer's slots on a GPU");
         }
       } catch (...) {
-        host.abandon();  // a copy may still be reading it
+        // A copy may still be reading the pinned block and writing the slots.
+        host.abandon();
+        for (auto& replica : made) {
+          for (auto& buffer : replica) buffer->abandon();
+        }
         throw;
       }
     }

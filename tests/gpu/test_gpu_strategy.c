@@ -295,7 +295,9 @@ static void train_step(struct train_job* job, int replicas) {
   }
 }
 
-static dist_strategy_t* training_strategy_of(dist_strategy_kind_t kind, int cpu_devices) {
+/* num_packs > 0: hierarchical copies (which take num_packs) instead of the
+ * reduction to one device. */
+static dist_strategy_t* training_strategy_packed(dist_strategy_kind_t kind, int cpu_devices, int num_packs) {
   dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
   options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_BYTES_PER_PACK;
   options.kind = kind;
@@ -303,6 +305,10 @@ static dist_strategy_t* training_strategy_of(dist_strategy_kind_t kind, int cpu_
   if (cpu_devices > 0) {
     options.field_mask |= DIST_STRATEGY_OPT_NUM_CPU_DEVICES;
     options.num_cpu_devices = cpu_devices;
+  } else if (kind == DIST_STRATEGY_MIRRORED && num_packs > 0) {
+    options.field_mask |= DIST_STRATEGY_OPT_CROSS_DEVICE_OPS | DIST_STRATEGY_OPT_NUM_PACKS;
+    options.cross_device_ops = DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY;
+    options.num_packs = num_packs;
   } else if (kind == DIST_STRATEGY_MIRRORED) {
     /* The host's order of sums, so that the bits must match. */
     options.field_mask |= DIST_STRATEGY_OPT_CROSS_DEVICE_OPS;
@@ -313,8 +319,8 @@ static dist_strategy_t* training_strategy_of(dist_strategy_kind_t kind, int cpu_
   return strategy;
 }
 
-static dist_strategy_t* training_strategy(int cpu_devices) {
-  return training_strategy_of(DIST_STRATEGY_MIRRORED, cpu_devices);
+static dist_strategy_t* training_strategy_of(dist_strategy_kind_t kind, int cpu_devices) {
+  return training_strategy_packed(kind, cpu_devices, 0);
 }
 
 static void make_variables(struct train_job* job, dist_optimizer_kind_t kind) {
@@ -345,15 +351,22 @@ static void make_variables(struct train_job* job, dist_optimizer_kind_t kind) {
 
 /* Every copy of every variable, on the GPUs and on the CPUs, after the same
  * steps: the same bits (the device kernels follow the host's rules). */
-static void test_apply_gradients_on_gpus(void** state) {
-  (void)state;
+static void check_apply_gradients_on_gpus(int num_packs) {
   const dist_optimizer_kind_t kinds[] = {DIST_OPTIMIZER_SGD, DIST_OPTIMIZER_MOMENTUM, DIST_OPTIMIZER_ADAM,
                                          DIST_OPTIMIZER_ADAGRAD};
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
-    struct train_job gpu = {training_strategy(0), {NULL, NULL}, NULL, 1, 0, DIST_OK};
+    struct train_job gpu = {training_strategy_packed(DIST_STRATEGY_MIRRORED, 0, num_packs), {NULL, NULL}, NULL, 1, 0,
+                            DIST_OK};
     int32_t replicas = 0;
     assert_dist_ok(dist_strategy_num_local_replicas(gpu.strategy, &replicas));
-    struct train_job cpu = {training_strategy(replicas), {NULL, NULL}, NULL, 0, 0, DIST_OK};
+    if (num_packs > 0 && replicas > 2) {
+      /* Hierarchical copies add the halves last: not the CPU's order. */
+      print_message("num_packs: %d GPUs, not compared bit for bit\n", replicas);
+      dist_strategy_destroy(gpu.strategy);
+      return;
+    }
+    struct train_job cpu = {training_strategy_of(DIST_STRATEGY_MIRRORED, replicas), {NULL, NULL}, NULL, 0, 0,
+                            DIST_OK};
     make_variables(&gpu, kinds[k]);
     make_variables(&cpu, kinds[k]);
     int32_t copies = 0;
@@ -402,6 +415,31 @@ static void test_apply_gradients_on_gpus(void** state) {
   }
 }
 
+static void test_apply_gradients_on_gpus(void** state) {
+  (void)state;
+  check_apply_gradients_on_gpus(0);
+}
+
+/* TF's num_packs: 3001 weights of each dtype in 3 uneven packs. */
+static void test_apply_gradients_in_packs(void** state) {
+  (void)state;
+  check_apply_gradients_on_gpus(3);
+  dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
+  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_CROSS_DEVICE_OPS | DIST_STRATEGY_OPT_NUM_PACKS;
+  options.kind = DIST_STRATEGY_MIRRORED;
+  options.cross_device_ops = DIST_CROSS_DEVICE_OPS_HIERARCHICAL_COPY;
+  dist_strategy_t* strategy = NULL;
+  options.num_packs = 0;
+  assert_dist_error(dist_strategy_create(NULL, &options, &strategy), DIST_ERR_INVALID_ARGUMENT, "num_packs 0");
+  options.num_packs = 65;
+  assert_dist_error(dist_strategy_create(NULL, &options, &strategy), DIST_ERR_INVALID_ARGUMENT, "num_packs 65");
+  options.kind = DIST_STRATEGY_CENTRAL_STORAGE;
+  options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_PACKS;
+  options.num_packs = 2;
+  assert_int_equal(dist_strategy_create(NULL, &options, &strategy), DIST_ERR_INVALID_ARGUMENT);
+  assert_null(strategy);
+}
+
 /* CENTRAL_STORAGE with one GPU keeps its one copy there (TF's placement),
  * and trains it as one CPU device does, bit for bit; with more GPUs, on the
  * host. */
@@ -417,6 +455,17 @@ static void test_central_storage_on_gpus(void** state) {
   int32_t copies = 0;
   assert_dist_ok(dist_variable_num_copies(gpu.vars[0], &copies));
   assert_int_equal(copies, 1);
+  /* Where the copy lives: a copy on the host refuses CUDA memory. (With
+   * several GPUs the steps below also stage the GPUs' gradients to the host.) */
+  void* device_out = NULL;
+  assert_int_equal(cudaMalloc(&device_out, kWeights * sizeof(float)), cudaSuccess);
+  dist_buffer_t d = {device_out, kWeights, DIST_DTYPE_F32, DIST_MEMORY_CUDA, NULL};
+  if (replicas == 1) {
+    assert_dist_ok(dist_variable_read_copy(gpu.vars[0], 0, &d));
+  } else {
+    assert_dist_error(dist_variable_read_copy(gpu.vars[0], 0, &d), DIST_ERR_INVALID_ARGUMENT, "held in host memory");
+  }
+  cudaFree(device_out);
   for (int step = 0; step < kSteps; ++step) {
     gpu.step = cpu.step = step;
     train_step(&gpu, replicas);
@@ -532,10 +581,17 @@ static double example_accuracy(const char* program, const char* epochs, const ch
   double accuracy = -1;
   while (fgets(line, sizeof line, out) != NULL) {
     fputs(line, stdout);
+    if (strstr(line, "replica(s), first") != NULL && strstr(line, "device:GPU:") == NULL) {
+      print_message("the example did not run on GPU replicas\n");
+      accuracy = -2;
+      break;
+    }
     const char* at = strstr(line, "test accuracy ");
     if (at != NULL && strstr(line, "weights fnv1a64") != NULL) accuracy = atof(at + strlen("test accuracy "));
   }
-  return pclose(out) == 0 ? accuracy : -1;
+  const int status = pclose(out);
+  if (accuracy == -2) return -1;
+  return status == 0 ? accuracy : -1;
 }
 
 /* The digits example as MIRRORED on the GPUs (every pass on the devices)
@@ -605,6 +661,7 @@ int main(void) {
       cmocka_unit_test(test_device_memory_arguments),
       cmocka_unit_test(test_variables_on_gpus),
       cmocka_unit_test(test_apply_gradients_on_gpus),
+      cmocka_unit_test(test_apply_gradients_in_packs),
       cmocka_unit_test(test_central_storage_on_gpus),
       cmocka_unit_test(test_digits_example),
       cmocka_unit_test(test_workers_all_reduce),
