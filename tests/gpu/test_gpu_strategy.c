@@ -319,6 +319,23 @@ static dist_strategy_t* training_strategy_packed(dist_strategy_kind_t kind, int 
   return strategy;
 }
 
+/* The same steps on the GPUs and on the CPUs. */
+static void train_both(struct train_job* gpu, struct train_job* cpu, int replicas) {
+  for (int step = 0; step < kSteps; ++step) {
+    gpu->step = cpu->step = step;
+    train_step(gpu, replicas);
+    train_step(cpu, replicas);
+  }
+}
+
+/* Their optimizers and strategies (the variables go first, by the caller). */
+static void release_training(struct train_job* gpu, struct train_job* cpu) {
+  dist_optimizer_destroy(gpu->optimizer);
+  dist_optimizer_destroy(cpu->optimizer);
+  dist_strategy_destroy(gpu->strategy);
+  dist_strategy_destroy(cpu->strategy);
+}
+
 static dist_strategy_t* training_strategy_of(dist_strategy_kind_t kind, int cpu_devices) {
   return training_strategy_packed(kind, cpu_devices, 0);
 }
@@ -372,11 +389,7 @@ static void check_apply_gradients_on_gpus(int num_packs) {
     int32_t copies = 0;
     assert_dist_ok(dist_variable_num_copies(gpu.vars[0], &copies));
     assert_int_equal(copies, replicas);
-    for (int step = 0; step < kSteps; ++step) {
-      gpu.step = cpu.step = step;
-      train_step(&gpu, replicas);
-      train_step(&cpu, replicas);
-    }
+    train_both(&gpu, &cpu, replicas);
     for (int v = 0; v < 2; ++v) {
       const size_t bytes = kWeights * (v == 0 ? sizeof(float) : sizeof(double));
       unsigned char* expected = malloc(bytes);
@@ -408,10 +421,7 @@ static void check_apply_gradients_on_gpus(int num_packs) {
       dist_variable_destroy(gpu.vars[v]);
       dist_variable_destroy(cpu.vars[v]);
     }
-    dist_optimizer_destroy(gpu.optimizer);
-    dist_optimizer_destroy(cpu.optimizer);
-    dist_strategy_destroy(gpu.strategy);
-    dist_strategy_destroy(cpu.strategy);
+    release_training(&gpu, &cpu);
   }
 }
 
@@ -466,11 +476,7 @@ static void test_central_storage_on_gpus(void** state) {
     assert_dist_error(dist_variable_read_copy(gpu.vars[0], 0, &d), DIST_ERR_INVALID_ARGUMENT, "held in host memory");
   }
   cudaFree(device_out);
-  for (int step = 0; step < kSteps; ++step) {
-    gpu.step = cpu.step = step;
-    train_step(&gpu, replicas);
-    train_step(&cpu, replicas);
-  }
+  train_both(&gpu, &cpu, replicas);
   for (int v = 0; v < 2; ++v) {
     const size_t bytes = kWeights * (v == 0 ? sizeof(float) : sizeof(double));
     unsigned char* expected = malloc(bytes);
@@ -485,10 +491,7 @@ static void test_central_storage_on_gpus(void** state) {
     dist_variable_destroy(gpu.vars[v]);
     dist_variable_destroy(cpu.vars[v]);
   }
-  dist_optimizer_destroy(gpu.optimizer);
-  dist_optimizer_destroy(cpu.optimizer);
-  dist_strategy_destroy(gpu.strategy);
-  dist_strategy_destroy(cpu.strategy);
+  release_training(&gpu, &cpu);
 }
 
 /* Assignments on the GPU replicas' copies, from host and device memory, in
