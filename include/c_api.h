@@ -1477,7 +1477,9 @@ DIST_EXPORT dist_status_t dist_strategy_batch_all_reduce(dist_strategy_t* strate
  * on every GPU, each bucket is all-reduced by the strategy's cross-device ops
  * and communication, and every copy is stepped on its own GPU by the
  * optimizer's CUDA kernels, which follow the host's arithmetic bit for bit.
- * The call returns once every copy is updated. Variables held on the host
+ * The call returns once every copy is updated; one that fails may have
+ * stepped some buckets already (as on the host, where a failed call leaves
+ * the variables partly updated). Variables held on the host
  * (CENTRAL_STORAGE over several GPUs) take gradients in CUDA memory too: they
  * are copied to host memory first. */
 DIST_EXPORT dist_status_t dist_strategy_apply_gradients(dist_strategy_t* strategy,

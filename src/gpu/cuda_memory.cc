@@ -165,6 +165,25 @@ DeviceBuffer::~DeviceBuffer() {
   if (restore) (void)cudaSetDevice(previous);
 }
 
+void share_stream_ordered_memory(const std::vector<int>& devices) {
+  for (int owner : devices) {
+    cudaMemPool_t pool = nullptr;
+    check(cudaDeviceGetDefaultMemPool(&pool, owner), "cudaDeviceGetDefaultMemPool");
+    std::vector<cudaMemAccessDesc> grants;
+    for (int peer : devices) {
+      int can = 0;
+      if (peer == owner || cudaDeviceCanAccessPeer(&can, peer, owner) != cudaSuccess || can == 0) continue;
+      cudaMemAccessDesc grant{};
+      grant.location.type = cudaMemLocationTypeDevice;
+      grant.location.id = peer;
+      grant.flags = cudaMemAccessFlagsProtReadWrite;
+      grants.push_back(grant);
+    }
+    (void)cudaGetLastError();
+    if (!grants.empty()) check(cudaMemPoolSetAccess(pool, grants.data(), grants.size()), "cudaMemPoolSetAccess");
+  }
+}
+
 OwnedStream::OwnedStream(int device) : device_(device) {
   DeviceScope scope(device);
   cudaStream_t stream = nullptr;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace dist {
 
@@ -99,6 +100,13 @@ class DeviceBuffer {
   void* data_ = nullptr;
   int device_ = -1;
 };
+
+// Lets each of `devices` map the stream-ordered memory (cudaMallocAsync's
+// default pool) of every other, where the hardware has peer access between
+// them, so that copies and kernels may read one GPU's scratch from another:
+// pool memory ignores cudaDeviceEnablePeerAccess. Best effort: a pair without
+// peer access is left to CUDA's copies. Throws kSystem when a grant fails.
+void share_stream_ordered_memory(const std::vector<int>& devices);
 
 // A non-blocking stream of its own on `device` (the replicas' streams of a
 // strategy on GPUs). Throws kSystem.

@@ -4,6 +4,8 @@ namespace dist {
 
 GpuReplicas::GpuReplicas(int count) : packs_(static_cast<size_t>(count)), pack_bytes_(static_cast<size_t>(count), 0) {
   for (int i = 0; i < count; ++i) streams_.push_back(std::make_unique<OwnedStream>(i));
+  // The device all-reduce's scratch (stream-ordered) is copied between GPUs.
+  if (count > 1) share_stream_ordered_memory(devices());
 }
 
 void* GpuReplicas::pack(int replica, size_t bytes, std::chrono::steady_clock::time_point deadline) {

@@ -75,11 +75,12 @@ void apply_gradients(Strategy& strategy, const std::vector<Variable*>& variables
   // computed on the GPUs come to the host first.
   std::vector<std::vector<unsigned char>> staging;
   std::vector<std::vector<TensorRef>> on_host = gradients;
+  const auto deadline = strategy.deadline();  // one for all the copies
   for (auto& replica : on_host) {
     for (TensorRef& gradient : replica) {
       if (!gradient.on_device()) continue;
       staging.emplace_back();
-      const void* host = host_view(strategy, gradient, staging.back());
+      const void* host = host_view(gradient, staging.back(), deadline);
       gradient = TensorRef{const_cast<void*>(host), gradient.count, gradient.dtype};
     }
   }

@@ -121,9 +121,10 @@ void apply_gradients_on_devices(Strategy& strategy, const std::vector<Variable*>
       }
     }
   }
+  const auto deadline = strategy.deadline();  // one for all the replicas
   for (int r = 0; r < replicas; ++r) {
     DeviceScope on(strategy.replica_device(r));
-    StreamMark(strategy.replica_stream(r)).wait(strategy.deadline(), "apply_gradients on the GPU replicas");
+    StreamMark(strategy.replica_stream(r)).wait(deadline, "apply_gradients on the GPU replicas");
   }
 }
 

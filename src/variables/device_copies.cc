@@ -102,10 +102,10 @@ void DeviceCopies::store_all(const void* host) {
   host_to_devices(host, places, bytes_, strategy_.deadline(), "writing a variable's copies on their GPUs");
 }
 
-const void* host_view(Strategy& strategy, const TensorRef& value, std::vector<unsigned char>& staging) {
+const void* host_view(const TensorRef& value, std::vector<unsigned char>& staging, Deadline deadline) {
   if (!value.on_device()) return value.data;
   staging.resize(value.bytes());
-  device_to_host(staging.data(), value.data, value.device, value.stream, value.bytes(), strategy.deadline(),
+  device_to_host(staging.data(), value.data, value.device, value.stream, value.bytes(), deadline,
                  "copying a value from device memory");
   return staging.data();
 }

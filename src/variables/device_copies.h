@@ -7,6 +7,7 @@
 // the optimizer's steps run on the devices (variables/device_apply_gradients.h).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -42,8 +43,9 @@ class DeviceCopies {
 };
 
 // `value` in host memory: itself, or (CUDA memory) a copy in `staging`,
-// waited for by the strategy's deadline.
-const void* host_view(Strategy& strategy, const TensorRef& value, std::vector<unsigned char>& staging);
+// waited for by `deadline` (a call's, so that several copies share one).
+const void* host_view(const TensorRef& value, std::vector<unsigned char>& staging,
+                      std::chrono::steady_clock::time_point deadline);
 
 // Host memory into `out` (host memory, or CUDA memory on out.stream), waited for.
 void write_out(Strategy& strategy, const void* host, const TensorRef& out);

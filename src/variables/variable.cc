@@ -194,7 +194,7 @@ void Variable::update(ReplicaContext* replica, UpdateKind kind, const TensorRef&
   std::vector<unsigned char> staging;
   TensorRef value = given;
 #ifdef DIST_HAVE_CUDA
-  value = TensorRef{const_cast<void*>(host_view(*strategy_, given, staging)), given.count, given.dtype};
+  value = TensorRef{const_cast<void*>(host_view(given, staging, strategy_->deadline())), given.count, given.dtype};
 #endif
   if (replica != nullptr) {
     check_replica(*replica);
