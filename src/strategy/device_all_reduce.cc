@@ -162,16 +162,21 @@ class DeviceAllReduce {
   // The workers' step and MEAN's division on `home`, then (copy_back) the
   // result from home to every replica, and the wait for all of it.
   void finish(const Place& home, bool copy_back) {
+    complete_at(home);
+    if (copy_back) {
+      for (const Place& to : replicas_) copy_to(home, to);
+    }
+    wait_for_all(replicas_, deadline_, what_);
+  }
+
+  // The workers' step and MEAN's division on `home`: it then holds the result.
+  void complete_at(const Place& home) {
     across_workers(home);
     if (op_ == ReduceOp::MEAN) {
       DeviceScope on(home.device);
       device_finalize_mean(home.data, buffers_[0].count, buffers_[0].dtype, strategy_.num_replicas_in_sync(),
                            home.stream);
     }
-    if (copy_back) {
-      for (const Place& to : replicas_) copy_to(home, to);
-    }
-    wait_for_all(replicas_, deadline_, what_);
   }
 
   void copy_to(const Place& from, const Place& to) {
@@ -233,7 +238,7 @@ class DeviceAllReduce {
       DeviceScope on(top.device);
       device_reduce(top.data, operand, buffers_[0].count, buffers_[0].dtype, combine_, top.stream);
     }
-    finish(top, /*copy_back=*/false);
+    complete_at(top);
     copy_to(top, second);
     for (size_t r = 0; r < replicas_.size(); ++r) copy_to(r < half ? top : second, replicas_[r]);
     wait_for_all(replicas_, deadline_, what_);

@@ -123,12 +123,16 @@ void NcclReplicas::run_group(const std::vector<TensorRef>& buffers, const char* 
     const ncclResult_t ended = api.group_end();
     if (result == ncclSuccess || result == ncclInProgress) result = ended;
     // Nonblocking ranks may still be enqueueing: settle each.
-    for (size_t i = 0; i < comms_.size() && result == ncclInProgress; ++i) {
-      while ((result = state_of(comms_[i])) == ncclInProgress) {
-        if (std::chrono::steady_clock::now() >= deadline) fail(Status::kTimeout, std::string(what) + " was still being enqueued at the deadline");
-        std::this_thread::yield();
+    if (result == ncclInProgress) {
+      result = ncclSuccess;
+      for (size_t i = 0; i < comms_.size() && result == ncclSuccess; ++i) {
+        while ((result = state_of(comms_[i])) == ncclInProgress) {
+          if (std::chrono::steady_clock::now() >= deadline) {
+            fail(Status::kTimeout, std::string(what) + " was still being enqueued at the deadline");
+          }
+          std::this_thread::yield();
+        }
       }
-      if (result == ncclSuccess && i + 1 < comms_.size()) result = ncclInProgress;
     }
     if (result != ncclSuccess) fail(Status::kInternal, describe_nccl_failure(what, result));
     for (size_t i = 0; i < comms_.size(); ++i) {
@@ -160,15 +164,6 @@ void NcclReplicas::all_reduce(const std::vector<TensorRef>& buffers, ReduceOp op
   run_group(buffers, "ncclAllReduce", deadline, failure, [&](size_t i, ncclComm_t comm, cudaStream_t stream) {
     const TensorRef& b = buffers[i];
     return api.all_reduce(b.data, b.data, b.count, nccl_dtype(b.dtype), nccl_op(op), comm, stream);
-  });
-}
-
-void NcclReplicas::broadcast_from_first(const std::vector<TensorRef>& buffers, SteadyDeadline deadline,
-                                        const FailureFlag* failure) {
-  const NcclApi& api = NcclLibrary::instance().api();
-  run_group(buffers, "ncclBroadcast", deadline, failure, [&](size_t i, ncclComm_t comm, cudaStream_t stream) {
-    const TensorRef& b = buffers[i];
-    return api.broadcast(b.data, b.data, b.count, nccl_dtype(b.dtype), 0, comm, stream);
   });
 }
 

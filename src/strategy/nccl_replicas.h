@@ -41,9 +41,6 @@ class NcclReplicas {
   // aborts this worker's ranks.
   void all_reduce(const std::vector<TensorRef>& buffers, ReduceOp op, SteadyDeadline deadline,
                   const FailureFlag* failure);
-  // Local replica 0's buffer to every other local buffer (a local clique).
-  void broadcast_from_first(const std::vector<TensorRef>& buffers, SteadyDeadline deadline,
-                            const FailureFlag* failure);
   // Stops every rank of this worker (their peers failed, or gave up); the
   // object is unusable afterwards.
   void abort() { abort_all(); }
