@@ -222,6 +222,23 @@ static void test_single_copy_agreement(void** state) {
 /* Every UCX message by rendezvous: the receiver then reads a send buffer when it
  * is ready, not when the send was posted, so an algorithm that writes into a
  * buffer whose send has not completed gets wrong results here. */
+/* Counters on 1, 2 and 3 ranks: self, and the suite's path (shared memory, or
+ * point to point where the suite turns it off), and TCP. */
+static void test_stats(void** state) {
+  (void)state;
+  struct launch launch;
+  for (int n = 1; n <= 3; ++n) {
+    run_ranks(&launch, n, "stats", NULL, 120);
+    expect_all_succeed(&launch, "stats");
+  }
+  launch_prepare(&launch, 2);
+  const char* tcp[] = {"UCX_TLS=tcp", NULL};
+  const char* args[] = {worker_path(), "stats", NULL};
+  for (int r = 0; r < 2; ++r) launch_rank(&launch, r, kToken, tcp, args);
+  if (launch_wait(&launch, 120) != 0) fail_msg("stats over TCP did not finish in time");
+  expect_all_succeed(&launch, "stats over TCP");
+}
+
 static void test_rendezvous_everywhere(void** state) {
   (void)state;
   const char* env[] = {"DIST_SHM=0", "UCX_RNDV_THRESH=0", NULL};
@@ -235,7 +252,7 @@ int main(void) {
       cmocka_unit_test(test_tcp_bulk_endpoints),
       cmocka_unit_test(test_abort),
       cmocka_unit_test(test_paths),      cmocka_unit_test(test_single_copy_agreement),
-      cmocka_unit_test(test_rendezvous_everywhere),
+      cmocka_unit_test(test_rendezvous_everywhere), cmocka_unit_test(test_stats),
   };
   return cmocka_run_group_tests_name("multiprocess", tests, NULL, NULL);
 }

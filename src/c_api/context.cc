@@ -43,6 +43,21 @@ dist_context* wrap_context(JoinedContext joined) {
   return created.release();
 }
 
+// DIST_COLLECTIVE_* and CollectiveKind agree up to BARRIER; ALL_TO_ALL_V is
+// the kind after the internal exchanges.
+CollectiveKind kind_of_collective(dist_collective_t collective) {
+  if (collective == DIST_COLLECTIVE_ALL_TO_ALL_V) return CollectiveKind::kAllToAllV;
+  if (collective < DIST_COLLECTIVE_ALL_REDUCE || collective > DIST_COLLECTIVE_BARRIER) {
+    fail_invalid("collective " + std::to_string(collective) + " is not a DIST_COLLECTIVE_* value");
+  }
+  return static_cast<CollectiveKind>(collective);
+}
+
+dist_collective_t collective_of_kind(CollectiveKind kind) {
+  if (kind == CollectiveKind::kAllToAllV) return DIST_COLLECTIVE_ALL_TO_ALL_V;
+  return static_cast<dist_collective_t>(kind);
+}
+
 }  // namespace
 }  // namespace dist
 
@@ -202,12 +217,35 @@ DIST_EXPORT dist_status_t dist_comm_algorithm(const dist_comm_t* comm, dist_coll
   return call_guarded(__func__, [&] {
     require(name, "name");
     require(comm, "comm");
-    if (collective < DIST_COLLECTIVE_ALL_REDUCE || collective > DIST_COLLECTIVE_BARRIER) {
-      dist::fail_invalid("collective " + std::to_string(collective) + " is not a DIST_COLLECTIVE_* value");
-    }
-    *name = comm->communicator->algorithm_for(static_cast<dist::CollectiveKind>(collective),
-                                              static_cast<size_t>(bytes));
+    *name = comm->communicator->algorithm_for(dist::kind_of_collective(collective), static_cast<size_t>(bytes));
   });
+}
+
+DIST_EXPORT dist_status_t dist_comm_stats(const dist_comm_t* comm, dist_comm_stat_t* stats, uint64_t capacity,
+                                          uint64_t* count) {
+  return call_guarded(__func__, [&] {
+    require(count, "count");
+    require(comm, "comm");
+    if (capacity > 0) require(stats, "stats");
+    const std::vector<dist::CallStatsRow> rows = comm->communicator->stats();
+    for (size_t i = 0; i < rows.size() && i < capacity; ++i) {
+      dist_comm_stat_t out{};
+      out.collective = dist::collective_of_kind(rows[i].kind);
+      out.path = static_cast<dist_comm_path_t>(rows[i].path);
+      out.algorithm = rows[i].algorithm;
+      out.calls = rows[i].calls;
+      out.failed = rows[i].failed;
+      out.bytes = rows[i].bytes;
+      out.timed_calls = rows[i].timed_calls;
+      out.time_ns = rows[i].time_ns;
+      stats[i] = out;
+    }
+    *count = rows.size();
+  });
+}
+
+DIST_EXPORT dist_status_t dist_comm_stats_reset(dist_comm_t* comm) {
+  return call_guarded(__func__, [&] { require(comm, "comm")->communicator->reset_stats(); });
 }
 
 DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm_options_t* options) {
@@ -241,6 +279,12 @@ DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm
       dist::AlgorithmOptions algorithms = comm->communicator->algorithms();
       algorithms.all_reduce = forced;
       comm->communicator->set_algorithms(algorithms);
+    }
+    if (options->field_mask & DIST_COMM_OPT_TIMING) {
+      if (options->timing != 0 && options->timing != 1) {
+        dist::fail_invalid("options: timing " + std::to_string(options->timing) + " must be 0 or 1");
+      }
+      comm->communicator->set_timing(options->timing == 1);
     }
   });
 }

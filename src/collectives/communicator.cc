@@ -53,6 +53,13 @@ AlgorithmOptions algorithms_from_environment() {
   return options;
 }
 
+// DIST_COMM_TIMING=1 times every communicator's calls (dist_comm_stats).
+bool timing_from_environment() {
+  const char* timing = std::getenv("DIST_COMM_TIMING");
+  if (timing == nullptr || *timing == '\0') return false;
+  return parse_integer(timing, "DIST_COMM_TIMING", 0, 1) == 1;
+}
+
 bool context_spans_hosts(const Context& context) {
   for (int r = 0; r < context.size(); ++r) {
     if (context.host_id(r) != context.host_id(context.rank())) return true;
@@ -73,6 +80,7 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   hosts_ = HostLayout::from_host_ids(host_ids, rank_);
   const AlgorithmOptions from_environment = algorithms_from_environment();
   environment_all_reduce_ = from_environment.all_reduce;
+  timing_ = timing_from_environment();
   algorithms_.chunk_bytes = from_environment.chunk_bytes;
   if (algorithms_.chunk_bytes == 0 && context.has_bulk_endpoints()) {
     algorithms_.chunk_bytes = kZeroCopyChunkBytes;
@@ -149,6 +157,17 @@ bool Communicator::device_path(Path* path) const {
 }
 #endif
 
+std::vector<CallStatsRow> Communicator::stats() const {
+  std::vector<CallStatsRow> rows = stats_.rows();
+  for (const CallStatsRow& row : device_stats_.rows()) rows.push_back(row);
+  return rows;
+}
+
+void Communicator::reset_stats() {
+  stats_.reset();
+  device_stats_.reset();
+}
+
 const std::string& Communicator::forced_all_reduce() const {
   return algorithms_.all_reduce.empty() ? environment_all_reduce_ : algorithms_.all_reduce;
 }
@@ -190,6 +209,29 @@ const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const
 
 void Communicator::execute_call(const CollectiveCall& call) {
   const uint64_t seq = next_seq_++;
+  // Read the clock only when timing is on: an 8-byte call on one host takes
+  // a few clock reads' time.
+  const bool timed = timing_;
+  const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const AlgorithmRow* ran = nullptr;
+  // Every call past its argument checks counts, under the algorithm that ran
+  // it or, when it failed before one took it (a peer's call disagreed, the
+  // communicator had failed), the one that would have.
+  auto count = [&](Status status) {
+    if (ran == nullptr && status == Status::kInvalidArgument) return;
+    const Path path = path_ == Path::kSelf ? Path::kSelf : path_for(call.signature.kind);
+    const uint64_t bytes = counted_bytes(call);
+    const char* algorithm = path == Path::kSelf ? name(Path::kSelf) : ran != nullptr ? ran->name : nullptr;
+    if (algorithm == nullptr) {
+      try {
+        algorithm = algorithm_for(call.signature.kind, static_cast<size_t>(bytes));
+      } catch (const Error&) {
+        return;
+      }
+    }
+    const int64_t ns = timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count() : -1;
+    stats_.record(call.signature.kind, path, algorithm, bytes, status == Status::kOk, ns);
+  };
   try {
     // The gate first, even on a failed communicator: it ends what the caller
     // started on a stream (staged_call.h) before the call may fail.
@@ -198,26 +240,31 @@ void Communicator::execute_call(const CollectiveCall& call) {
     // A forced point-to-point all-reduce bypasses the shared segment (to
     // compare the two); a forced shared-memory one falls back where there is none.
     if (path_for(call.signature.kind) == Path::kSharedMemory) {
-      run_shm_collective(*shm_, call, seq, timeout_, forced_);
+      run_shm_collective(*shm_, call, seq, timeout_, forced_, &ran);
+      count(Status::kOk);
       return;
     }
     if (call.pieces != nullptr) fail(Status::kInternal, "a piecewise all-reduce needs the shared-memory path");
     if (path_for(call.signature.kind) == Path::kHierarchical) {
-      run_hierarchical_collective(*hierarchy_, call, seq, timeout_, algorithms_, forced_);
+      run_hierarchical_collective(*hierarchy_, call, seq, timeout_, algorithms_, forced_, &ran);
+      count(Status::kOk);
       return;
     }
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     channel_->begin(call_words(call.signature), seq, deadline);
-    run_collective(*channel_, call, algorithms_, forced_);
+    run_collective(*channel_, call, algorithms_, forced_, &ran);
     channel_->end();
+    count(Status::kOk);
   } catch (const Error& e) {
     // The first failure sticks to the communicator and reaches its members.
     failure_->set(e.status(), e.what());
     channel_->end();
+    count(e.status());
     throw;
   } catch (const std::bad_alloc&) {
     failure_->set(Status::kNoMemory, "out of memory");
     channel_->end();
+    count(Status::kNoMemory);
     throw Error(Status::kNoMemory, "out of memory");
   }
 }

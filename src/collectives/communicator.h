@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectives/call_stats.h"
 #include "collectives/collective_call.h"
 #include "collectives/hierarchical/hierarchy.h"
 #include "collectives/host_layout.h"
@@ -48,6 +49,15 @@ class Communicator {
   // The deadline of a wait that starts now.
   std::chrono::steady_clock::time_point deadline() const { return std::chrono::steady_clock::now() + timeout_; }
   void set_algorithms(const AlgorithmOptions& algorithms);
+  // Whether its calls are timed (dist_comm_stats' time): off by default, on
+  // with DIST_COMM_TIMING=1. Not while calls run.
+  void set_timing(bool timing) { timing_ = timing; }
+  bool timing() const { return timing_; }
+  // Its counters, per collective, path and algorithm: calls on host memory,
+  // then those on CUDA memory (device_calls.h counts them).
+  std::vector<CallStatsRow> stats() const;
+  void reset_stats();
+  CallStats& device_stats() { return device_stats_; }
   const AlgorithmOptions& algorithms() const { return algorithms_; }
   // True when all ranks share one host and run collectives through a shared
   // segment (collectives/shm/attach.h says when).
@@ -130,6 +140,9 @@ class Communicator {
   // offers it (point to point beside shared memory).
   Path all_reduce_path_ = Path::kSelf;
   uint64_t next_seq_ = 0;
+  bool timing_ = false;
+  CallStats stats_;
+  CallStats device_stats_;  // written by device_calls_, which the first call on CUDA memory makes
 
   std::mutex queue_mutex_;
   std::condition_variable queue_signal_;

@@ -118,17 +118,33 @@ std::unique_ptr<StreamMark> DeviceCalls::enqueue(const CollectiveCall& call, voi
 
 void DeviceCalls::run(const CollectiveCall& call, void* stream, int device) {
   if (!chosen_) choose(device);
-  if (path_ == Path::kStaged) {
-    run_staged(comm_, call, stream);
-    return;
-  }
+  const bool timed = comm_.timing();
+  const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  auto count = [&](bool ok) {
+    const int64_t ns =
+        timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count()
+              : -1;
+    comm_.device_stats().record(call.signature.kind, path_, name(path_), counted_bytes(call), ok, ns);
+  };
+  try {
+    if (path_ == Path::kStaged) {
+      run_staged(comm_, call, stream);
+    } else {
 #ifdef DIST_HAVE_NCCL
-  watchdog_->wait(enqueue(call, stream, device), comm_.deadline(), describe(call.signature) + " on NCCL");
+      watchdog_->wait(enqueue(call, stream, device), comm_.deadline(), describe(call.signature) + " on NCCL");
 #endif
+    }
+  } catch (const Error&) {
+    count(false);
+    throw;
+  }
+  count(true);
 }
 
 std::shared_ptr<Operation> DeviceCalls::submit(const CollectiveCall& call, void* stream, int device) {
   if (!chosen_) choose(device);
+  // Counted when submitted, untimed: it ends on the stream, later.
+  comm_.device_stats().record(call.signature.kind, path_, name(path_), counted_bytes(call), true, -1);
   if (path_ == Path::kStaged) return submit_staged(comm_, call, stream);
   auto op = std::make_shared<Operation>(call);
 #ifdef DIST_HAVE_NCCL

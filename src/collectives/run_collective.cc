@@ -10,7 +10,7 @@
 namespace dist {
 
 void run_collective(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options,
-                    const ForcedAllReduce& forced) {
+                    const ForcedAllReduce& forced, const AlgorithmRow** ran) {
   // Every argument first: an algorithm must not fail halfway for a reason
   // local to one rank, leaving its peers waiting.
   check_call(channel.size(), channel.rank(), call);
@@ -20,7 +20,9 @@ void run_collective(Channel& channel, const CollectiveCall& call, const Algorith
   Selection selection;
   selection.bytes = s.kind == CollectiveKind::kBarrier ? 0 : count * size_of(s.dtype);
   selection.ranks = n;
-  select_algorithm(s.kind, Path::kPointToPoint, selection, forced).run({call, &channel, nullptr, &options, nullptr});
+  const AlgorithmRow& row = select_algorithm(s.kind, Path::kPointToPoint, selection, forced);
+  if (ran != nullptr) *ran = &row;
+  row.run({call, &channel, nullptr, &options, nullptr});
 
   // MEAN was combined as SUM; divide where the result lives.
   if (s.op != ReduceOp::MEAN || n == 1 || !reduces(s.kind)) return;

@@ -14,7 +14,9 @@ class Channel;
 // all-reduce forced onto that path, resolved once from its name
 // (forced_point_to_point, or a communicator's when its options change).
 // MEAN reduces as SUM and divides by the communicator size at the end.
+// `ran`, when not null, is set to the row before it runs (the counters name it
+// also when it fails).
 void run_collective(Channel& channel, const CollectiveCall& call, const AlgorithmOptions& options,
-                    const ForcedAllReduce& forced);
+                    const ForcedAllReduce& forced, const AlgorithmRow** ran = nullptr);
 
 }  // namespace dist

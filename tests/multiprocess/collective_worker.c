@@ -359,6 +359,146 @@ static void scenario_abort(dist_context_t* context) {
   CHECK(strstr(dist_last_error(), "test abort") != NULL, "the reason travels: %s", dist_last_error());
 }
 
+/* The row of `stats` (count rows) for `collective`, or NULL. */
+static const dist_comm_stat_t* stat_of(const dist_comm_stat_t* stats, uint64_t count, dist_collective_t collective) {
+  for (uint64_t i = 0; i < count; ++i) {
+    if (stats[i].collective == collective) return &stats[i];
+  }
+  return NULL;
+}
+
+/* The row for `collective` holds exactly these counts, on `path` by the
+ * algorithm dist_comm_algorithm names for `bytes` per call. */
+static void expect_stat(dist_comm_t* comm, const dist_comm_stat_t* stats, uint64_t count, dist_collective_t collective,
+                        uint64_t calls, uint64_t failed, uint64_t bytes, int timed) {
+  const dist_comm_stat_t* row = stat_of(stats, count, collective);
+  CHECK(row != NULL, "no counters for collective %d", collective);
+  if (row == NULL) return;
+  dist_comm_path_t path = -1;
+  const char* algorithm = NULL;
+  CHECK(dist_comm_path(comm, &path) == DIST_OK &&
+            dist_comm_algorithm(comm, collective, calls == 0 ? 0 : bytes / calls, &algorithm) == DIST_OK,
+        "path and algorithm: %s", dist_last_error());
+  int32_t n = 0;
+  dist_comm_size(comm, &n);
+  /* A forced ring leaves shared memory for messages; one rank is "self". */
+  const int forced_ring = algorithm != NULL && strcmp(algorithm, "ring") == 0;
+  CHECK(row->path == (forced_ring && path != DIST_COMM_PATH_SELF ? DIST_COMM_PATH_POINT_TO_POINT : path),
+        "collective %d: path %d, expected %d", collective, row->path, path);
+  CHECK(algorithm != NULL && row->algorithm != NULL && strcmp(row->algorithm, algorithm) == 0,
+        "collective %d: algorithm %s, expected %s", collective, row->algorithm, algorithm);
+  CHECK(row->calls == calls && row->failed == failed && row->bytes == bytes,
+        "collective %d: calls %llu failed %llu bytes %llu, expected %llu %llu %llu", collective,
+        (unsigned long long)row->calls, (unsigned long long)row->failed, (unsigned long long)row->bytes,
+        (unsigned long long)calls, (unsigned long long)failed, (unsigned long long)bytes);
+  CHECK(timed ? row->timed_calls == calls && row->time_ns > 0 : row->timed_calls == 0 && row->time_ns == 0,
+        "collective %d: %llu timed calls in %llu ns (timing %s)", collective, (unsigned long long)row->timed_calls,
+        (unsigned long long)row->time_ns, timed ? "on" : "off");
+  for (int i = 0; i < 4; ++i) CHECK(row->reserved[i] == 0, "reserved[%d] = %llu", i, (unsigned long long)row->reserved[i]);
+}
+
+/* dist_comm_stats counts each collective's calls, failures, bytes and (when
+ * timing is on) time, on the path and algorithm that ran them. */
+static void scenario_stats(dist_context_t* context) {
+  int32_t rank = 0, n = 0;
+  dist_comm_t* world = world_of(context, &rank, &n);
+  dist_comm_stat_t stats[16];
+  uint64_t count = 99;
+  CHECK(dist_comm_stats(world, NULL, 0, &count) == DIST_OK && count == 0,
+        "a new communicator has no counters: %llu rows (%s)", (unsigned long long)count, dist_last_error());
+  CHECK(dist_comm_stats(world, stats, 16, NULL) == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "count"),
+        "count NULL: %s", dist_last_error());
+  CHECK(dist_comm_stats(world, NULL, 3, &count) == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "stats"),
+        "stats NULL with capacity 3: %s", dist_last_error());
+  CHECK(dist_comm_stats(NULL, stats, 16, &count) == DIST_ERR_INVALID_ARGUMENT, "comm NULL: %s", dist_last_error());
+
+  float values[1000];
+  for (int i = 0; i < 1000; ++i) values[i] = (float)(rank + i);
+  dist_buffer_t all = buffer_of(values, 1000, DIST_DTYPE_F32);
+  for (int i = 0; i < 3; ++i) CHECK(dist_all_reduce(world, NULL, &all, DIST_OP_SUM, NULL) == DIST_OK, "all_reduce: %s", dist_last_error());
+  int32_t ten[10] = {0};
+  dist_buffer_t some = buffer_of(ten, 10, DIST_DTYPE_I32);
+  for (int i = 0; i < 2; ++i) CHECK(dist_broadcast(world, &some, 0, NULL) == DIST_OK, "broadcast: %s", dist_last_error());
+  CHECK(dist_barrier(world, NULL) == DIST_OK, "barrier: %s", dist_last_error());
+  double mine[5] = {1, 2, 3, 4, 5}, gathered[5 * 4];
+  dist_buffer_t block = buffer_of(mine, 5, DIST_DTYPE_F64), everything = buffer_of(gathered, 5 * (uint64_t)n, DIST_DTYPE_F64);
+  CHECK(dist_all_gather(world, &block, &everything, NULL) == DIST_OK, "all_gather: %s", dist_last_error());
+  /* all_to_all_v: rank r sends r+1 elements to each peer. */
+  uint64_t send_counts[4], send_offsets[4], recv_counts[4], recv_offsets[4];
+  int64_t out[4 * 4] = {0}, in[4 * 4] = {0};
+  for (int p = 0; p < n; ++p) {
+    send_counts[p] = (uint64_t)rank + 1;
+    send_offsets[p] = (uint64_t)p * 4;
+    recv_counts[p] = (uint64_t)p + 1;
+    recv_offsets[p] = (uint64_t)p * 4;
+  }
+  dist_buffer_t out_buffer = buffer_of(out, 4 * (uint64_t)n, DIST_DTYPE_I64), in_buffer = buffer_of(in, 4 * (uint64_t)n, DIST_DTYPE_I64);
+  CHECK(dist_all_to_all_v(world, &out_buffer, send_counts, send_offsets, &in_buffer, recv_counts, recv_offsets, NULL) == DIST_OK,
+        "all_to_all_v: %s", dist_last_error());
+
+  CHECK(dist_comm_stats(world, stats, 16, &count) == DIST_OK && count == 5, "5 rows, got %llu: %s",
+        (unsigned long long)count, dist_last_error());
+  CHECK(stats[0].collective == DIST_COLLECTIVE_ALL_REDUCE && stats[4].collective == DIST_COLLECTIVE_ALL_TO_ALL_V,
+        "rows in the order they first ran: %d ... %d", stats[0].collective, stats[4].collective);
+  expect_stat(world, stats, count, DIST_COLLECTIVE_ALL_REDUCE, 3, 0, 3 * 4000, 0);
+  expect_stat(world, stats, count, DIST_COLLECTIVE_BROADCAST, 2, 0, 2 * 40, 0);
+  expect_stat(world, stats, count, DIST_COLLECTIVE_BARRIER, 1, 0, 0, 0);
+  expect_stat(world, stats, count, DIST_COLLECTIVE_ALL_GATHER, 1, 0, 40, 0);
+  const dist_comm_stat_t* v = stat_of(stats, count, DIST_COLLECTIVE_ALL_TO_ALL_V);
+  CHECK(v != NULL && v->calls == 1 && v->bytes == (uint64_t)n * ((uint64_t)rank + 1) * 8,
+        "all_to_all_v counts every block it sends: %llu bytes", v == NULL ? 0ull : (unsigned long long)v->bytes);
+
+  /* A short array gets the first rows and the number there are. */
+  dist_comm_stat_t one[2];
+  memset(one, 0xab, sizeof one);
+  CHECK(dist_comm_stats(world, one, 1, &count) == DIST_OK && count == 5 && one[0].collective == DIST_COLLECTIVE_ALL_REDUCE &&
+            one[1].calls == 0xababababababababull,
+        "capacity 1: %llu rows, the second untouched", (unsigned long long)count);
+
+  /* Timing, a reset, and a forced algorithm's own row. */
+  dist_comm_options_t options = DIST_COMM_OPTIONS_INIT;
+  options.field_mask = DIST_COMM_OPT_TIMING;
+  options.timing = 2;
+  CHECK(dist_comm_configure(world, &options) == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "timing 2"),
+        "timing 2 is refused: %s", dist_last_error());
+  options.timing = 1;
+  CHECK(dist_comm_configure(world, &options) == DIST_OK && dist_comm_stats_reset(world) == DIST_OK,
+        "timing on and reset: %s", dist_last_error());
+  CHECK(dist_comm_stats(world, stats, 16, &count) == DIST_OK && count == 0, "after a reset: %llu rows", (unsigned long long)count);
+  for (int i = 0; i < 2; ++i) CHECK(dist_all_reduce(world, NULL, &all, DIST_OP_MAX, NULL) == DIST_OK, "all_reduce: %s", dist_last_error());
+  CHECK(dist_comm_stats(world, stats, 16, &count) == DIST_OK && count == 1, "1 row, got %llu", (unsigned long long)count);
+  expect_stat(world, stats, count, DIST_COLLECTIVE_ALL_REDUCE, 2, 0, 2 * 4000, 1);
+  options.field_mask = DIST_COMM_OPT_ALLREDUCE | DIST_COMM_OPT_TIMING;
+  options.allreduce = DIST_ALLREDUCE_RING;
+  options.timing = 0;
+  CHECK(dist_comm_configure(world, &options) == DIST_OK && dist_comm_stats_reset(world) == DIST_OK, "ring: %s", dist_last_error());
+  CHECK(dist_all_reduce(world, NULL, &all, DIST_OP_SUM, NULL) == DIST_OK, "ring all_reduce: %s", dist_last_error());
+  CHECK(dist_comm_stats(world, stats, 16, &count) == DIST_OK && count == 1, "1 row, got %llu", (unsigned long long)count);
+  expect_stat(world, stats, count, DIST_COLLECTIVE_ALL_REDUCE, 1, 0, 4000, 0);
+
+  /* A call that fails in its algorithm counts as failed; one refused for its
+   * arguments does not count. */
+  CHECK(dist_comm_stats_reset(world) == DIST_OK, "reset: %s", dist_last_error());
+  dist_buffer_t bad = buffer_of(values, 10, DIST_DTYPE_F32);
+  CHECK(dist_all_reduce(world, NULL, &bad, 99, NULL) == DIST_ERR_INVALID_ARGUMENT, "op 99: %s", dist_last_error());
+  CHECK(dist_comm_stats(world, stats, 16, &count) == DIST_OK && count == 0, "a refused call is not counted: %llu rows",
+        (unsigned long long)count);
+  if (n > 1) {
+    /* On a communicator of its own, as its first call: a failure may reach a
+     * rank still finishing an earlier call on the same communicator. */
+    dist_comm_t* fresh = NULL;
+    CHECK(dist_comm_split(world, 0, rank, &fresh) == DIST_OK, "split: %s", dist_last_error());
+    bad.count = rank == 0 ? 10 : 20;
+    CHECK(fresh != NULL && dist_all_reduce(fresh, NULL, &bad, DIST_OP_SUM, NULL) == DIST_ERR_MISMATCH,
+          "a count mismatch: %s", dist_last_error());
+    CHECK(dist_comm_stats(fresh, stats, 16, &count) == DIST_OK && count == 1 && stats[0].calls == 1 && stats[0].failed == 1,
+          "the mismatch counts as one failed call: %llu rows, %llu calls, %llu failed", (unsigned long long)count,
+          (unsigned long long)stats[0].calls, (unsigned long long)stats[0].failed);
+    dist_comm_destroy(fresh);
+  }
+  CHECK(dist_comm_stats_reset(NULL) == DIST_ERR_INVALID_ARGUMENT, "reset NULL: %s", dist_last_error());
+}
+
 /* The communicator took the expected path, and an all-reduce works on it. */
 static void scenario_path(dist_context_t* context, int expected) {
   int32_t rank = 0, n = 0;
@@ -485,6 +625,7 @@ int main(int argc, char** argv) {
   else if (strcmp(scenario, "abort") == 0) scenario_abort(context);
   else if (strcmp(scenario, "path") == 0 && argc > 2) scenario_path(context, atoi(argv[2]));
   else if (strcmp(scenario, "single_copy") == 0) scenario_single_copy(context);
+  else if (strcmp(scenario, "stats") == 0) scenario_stats(context);
   else if (strcmp(scenario, "join") != 0) {
     fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;

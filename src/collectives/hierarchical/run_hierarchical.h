@@ -14,8 +14,9 @@ namespace dist {
 Selection hierarchical_selection(const Hierarchy& h, size_t bytes);
 
 // Checks the call and runs it in phases, each ending by its deadline (hierarchy.h).
+// `ran`, when not null, is set to the row before it runs.
 void run_hierarchical_collective(Hierarchy& h, const CollectiveCall& call, uint64_t seq,
                                  std::chrono::milliseconds timeout, const AlgorithmOptions& options,
-                                 const ForcedAllReduce& forced);
+                                 const ForcedAllReduce& forced, const AlgorithmRow** ran = nullptr);
 
 }  // namespace dist

@@ -15,19 +15,22 @@ Selection shm_selection(const ShmGroup& group, size_t bytes, bool in_place) {
 }
 
 void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t seq, std::chrono::milliseconds timeout,
-                        const ForcedAllReduce& forced) {
+                        const ForcedAllReduce& forced, const AlgorithmRow** ran) {
   const CallSignature& s = call.signature;
   check_call(group.size(), group.rank(), call);
   group.begin(s, seq, timeout);
-  run_shm_algorithm(group, call, forced);
+  run_shm_algorithm(group, call, forced, ran);
 }
 
-void run_shm_algorithm(ShmGroup& group, const CollectiveCall& call, const ForcedAllReduce& forced) {
+void run_shm_algorithm(ShmGroup& group, const CollectiveCall& call, const ForcedAllReduce& forced,
+                       const AlgorithmRow** ran) {
   const CallSignature& s = call.signature;
   const size_t bytes = s.kind == CollectiveKind::kBarrier ? 0 : static_cast<size_t>(s.count) * size_of(s.dtype);
   Selection selection = shm_selection(group, bytes, call.send == call.recv);
   selection.pieces = call.pieces != nullptr;
-  select_algorithm(s.kind, Path::kSharedMemory, selection, forced).run({call, nullptr, &group, nullptr, nullptr});
+  const AlgorithmRow& row = select_algorithm(s.kind, Path::kSharedMemory, selection, forced);
+  if (ran != nullptr) *ran = &row;
+  row.run({call, nullptr, &group, nullptr, nullptr});
 }
 
 }  // namespace dist

@@ -16,10 +16,12 @@ Selection shm_selection(const ShmGroup& group, size_t bytes, bool in_place);
 
 // Checks the call, starts it on the group and runs it; each of its waits ends
 // with kTimeout `timeout` after the call first has to wait for a peer.
+// `ran`, when not null, is set to the row before it runs.
 void run_shm_collective(ShmGroup& group, const CollectiveCall& call, uint64_t seq, std::chrono::milliseconds timeout,
-                        const ForcedAllReduce& forced);
+                        const ForcedAllReduce& forced, const AlgorithmRow** ran = nullptr);
 
 // Runs a checked call the group has begun, by the row that applies.
-void run_shm_algorithm(ShmGroup& group, const CollectiveCall& call, const ForcedAllReduce& forced = {});
+void run_shm_algorithm(ShmGroup& group, const CollectiveCall& call, const ForcedAllReduce& forced = {},
+                       const AlgorithmRow** ran = nullptr);
 
 }  // namespace dist
