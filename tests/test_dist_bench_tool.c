@@ -352,6 +352,33 @@ static void test_table_names_the_algorithm(void** state) {
   assert_int_equal(rows, 2);
 }
 
+/* --stats: after each size, a line per collective, path and algorithm with the
+ * library's counters; the timed collective's line names the algorithm its
+ * table row names, counts at least the timed calls and carries their bytes. */
+static void test_stats_lines(void** state) {
+  const char* line;
+  int sizes_seen = 0;
+  (void)state;
+  run_tool("-n", "2", "--op", "broadcast", "--sizes", "64,4096", "--seconds", "0.02", "--csv", "--stats", NULL);
+  assert_succeeded();
+  for (line = run.err; (line = strstr(line, "stats size=")) != NULL; line++) {
+    unsigned long long size = 0, calls = 0, failed = 1, bytes = 0;
+    char collective[32], path[32], algorithm[64];
+    double mean_us = -1;
+    if (sscanf(line, "stats size=%llu %31s %31s %63s calls=%llu failed=%llu bytes=%llu mean_us=%lf", &size, collective,
+               path, algorithm, &calls, &failed, &bytes, &mean_us) != 8) {
+      fail_msg("a stats line of another shape: %.120s", line);
+    }
+    if (strcmp(collective, "broadcast") != 0) continue;
+    if (!is_algorithm(algorithm)) fail_msg("stats line names no algorithm: %.120s", line);
+    if (failed != 0 || calls < 2 || bytes != calls * size || !(mean_us > 0)) fail_msg("stats line: %.120s", line);
+    sizes_seen++;
+  }
+  assert_int_equal(sizes_seen, 2);
+  /* The CSV on stdout keeps its shape. */
+  if (strncmp(run.out, kHeader, strlen(kHeader)) != 0) fail_msg("--stats changed stdout:\n%s", run.out);
+}
+
 /* ---- the check catches wrong results --------------------------------------------------- */
 
 /* With a shim preloaded that flips a bit of element 3 of each result on one rank
@@ -468,6 +495,7 @@ int main(void) {
       cmocka_unit_test(test_barrier_is_one_row),
       cmocka_unit_test(test_bench_run_flags),
       cmocka_unit_test(test_table_names_the_algorithm),
+      cmocka_unit_test(test_stats_lines),
       cmocka_unit_test(test_wrong_results_are_caught),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "collective.h"
 #include "placement.h"
+#include "stats.h"
 #include "verify.h"
 
 namespace dist::bench {
@@ -147,6 +148,7 @@ int run_benchmark(dist_comm_t* comm, const Options& o) {
 
   const Placement where(o.cuda, local_rank, static_cast<size_t>(send_bytes), static_cast<size_t>(recv_bytes));
   if (rank == 0) print_header(o, ranks);
+  if (o.stats) start_stats(comm);
   std::string path;  // with --memory cuda: "nccl" or "staged", once the first call chose
   bool path_asked = false;
   for (const Layout& layout : layouts) {
@@ -169,6 +171,10 @@ int run_benchmark(dist_comm_t* comm, const Options& o) {
       }
     }
     if (rank == 0) print_row(o, row, ranks);
+    if (o.stats) {
+      if (rank == 0) print_stats(comm, row.bytes);
+      else check_status(dist_comm_stats_reset(comm), "comm_stats_reset");
+    }
   }
   return 0;
 }
