@@ -30,7 +30,9 @@ def structs(header=HEADER):
         text = _COMMENT.sub(" ", f.read())
     found = []
     for body, name in _STRUCT.findall(text):
-        fields = [re.findall(r"\w+", decl)[-1] for decl in body.split(";") if decl.strip()]
+        # An array's name is the word before its brackets ("uint64_t reserved[4]" -> reserved).
+        fields = [re.findall(r"\w+", re.sub(r"\[[^\]]*\]", " ", decl))[-1] for decl in body.split(";")
+                  if decl.strip()]
         found.append((name, fields))
     if not found:
         raise SystemExit(f"{header}: no struct definitions found; has the header format changed?")

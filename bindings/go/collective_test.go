@@ -137,15 +137,15 @@ func TestPathAndAlgorithmOfOneRank(t *testing.T) {
 	if p, err := w.Path(); err != nil || p != PathSelf || p.String() != "self" {
 		t.Errorf("path: %v %v", p, err)
 	}
-	for kind := CollectiveAllReduce; kind <= CollectiveBarrier; kind++ {
+	for kind := CollectiveAllReduce; kind <= CollectiveAllToAllV; kind++ {
 		if name, err := w.Algorithm(kind, 1<<20); err != nil || name != "self" {
 			t.Errorf("collective %d: %q %v", kind, name, err)
 		}
 	}
-	name, err := w.Algorithm(Collective(7), 8)
+	name, err := w.Algorithm(Collective(8), 8) // one past CollectiveAllToAllV
 	var e *Error
 	if !errors.As(err, &e) || e.Status != ErrInvalidArgument || name != "" ||
-		!strings.Contains(e.Message, "collective 7 is not a DIST_COLLECTIVE_* value") {
+		!strings.Contains(e.Message, "collective 8 is not a DIST_COLLECTIVE_* value") {
 		t.Errorf("bad collective: %q %v", name, err)
 	}
 	// One rank shares no segment: the shared-memory all-reduce is refused.
@@ -212,5 +212,95 @@ func TestEveryCollectiveAcrossProcesses(t *testing.T) {
 		if text := distRun(t, "every_collective", ranks); strings.Count(text, "all collectives correct") != ranks {
 			t.Errorf("%d ranks:\n%s", ranks, text)
 		}
+	}
+}
+
+func TestStatsCountCallsBytesAndTime(t *testing.T) {
+	w := world(t)
+	if err := w.ResetStats(); err != nil {
+		t.Fatal(err)
+	}
+	if stats, err := w.Stats(); err != nil || len(stats) != 0 {
+		t.Fatalf("stats of a fresh communicator: %v %v", stats, err)
+	}
+	data := []float32{1, 2, 3, 4, 5, 6}
+	for i := 0; i < 3; i++ {
+		if err := AllReduce(w, data, make([]float32, 6), OpSum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Broadcast(w, make([]int64, 5), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := AllToAllV(w, []int32{1, 2, 3, 4}, Blocks{Counts: []int{4}}, make([]int32, 4), Blocks{Counts: []int{4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	row := func(kind Collective, calls, bytes uint64) CommStat {
+		// Timing is off by default: no timed calls, no time.
+		return CommStat{Collective: kind, Path: PathSelf, Algorithm: "self", Calls: calls, Bytes: bytes}
+	}
+	want := []CommStat{row(CollectiveAllReduce, 3, 3*6*4), row(CollectiveBroadcast, 1, 5*8),
+		row(CollectiveAllToAllV, 1, 4*4), row(CollectiveBarrier, 1, 0)}
+	if stats, err := w.Stats(); err != nil || !reflect.DeepEqual(stats, want) {
+		t.Errorf("stats:\n got %+v %v\nwant %+v", stats, err, want)
+	}
+
+	on, off := true, false
+	if err := w.Configure(CommOptions{Timing: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ResetStats(); err != nil {
+		t.Fatal(err)
+	}
+	if stats, err := w.Stats(); err != nil || len(stats) != 0 {
+		t.Errorf("stats after a reset: %v %v", stats, err)
+	}
+	for i := 0; i < 4; i++ {
+		if err := AllGather(w, data, make([]float32, 6)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stats, err := w.Stats()
+	if err != nil || len(stats) != 1 {
+		t.Fatalf("timed stats: %+v %v", stats, err)
+	}
+	s := stats[0]
+	if s.Collective != CollectiveAllGather || s.Collective.String() != "all_gather" || s.Path != PathSelf ||
+		s.Algorithm != "self" || s.Calls != 4 || s.Bytes != 4*6*4 || s.Failed != 0 ||
+		s.TimedCalls != s.Calls || s.Time <= 0 {
+		t.Errorf("timed all_gather: %+v", s)
+	}
+
+	if err := w.Configure(CommOptions{Timing: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ResetStats(); err != nil {
+		t.Fatal(err)
+	}
+	request := must(AllReduceAsync(w, nil, []uint8{1, 2, 3}, OpMax))
+	if err := request.Wait(-1); err != nil {
+		t.Fatal(err)
+	}
+	request.Close()
+	if stats, err := w.Stats(); err != nil || !reflect.DeepEqual(stats, []CommStat{row(CollectiveAllReduce, 1, 3)}) {
+		t.Errorf("stats of a request with timing off again: %+v %v", stats, err)
+	}
+	if CollectiveAllToAllV.String() != "all_to_all_v" || Collective(8).String() != "" {
+		t.Error("Collective names")
+	}
+}
+
+func TestStatsOfAClosedCommunicatorAreRefused(t *testing.T) {
+	w := world(t)
+	host := must(w.SplitHost())
+	host.Close()
+	if _, err := host.Stats(); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "comm") {
+		t.Errorf("Stats of a closed communicator: %v", err)
+	}
+	if err := host.ResetStats(); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("ResetStats of a closed communicator: %v", err)
 	}
 }

@@ -30,6 +30,8 @@ const (
 type CommOptions struct {
 	Timeout   *time.Duration
 	Allreduce *AllreduceAlgorithm
+	// Timing times every call for Stats (off by default: two clock reads a call).
+	Timing *bool
 }
 
 // Comm is a communicator. Its calls are serialised by a mutex, but every member
@@ -137,6 +139,12 @@ func (c *Comm) Configure(o CommOptions) error {
 	if o.Allreduce != nil {
 		raw.field_mask |= C.DIST_COMM_OPT_ALLREDUCE
 		raw.allreduce = C.dist_allreduce_algorithm_t(*o.Allreduce)
+	}
+	if o.Timing != nil {
+		raw.field_mask |= C.DIST_COMM_OPT_TIMING
+		if *o.Timing {
+			raw.timing = 1
+		}
 	}
 	return c.locked(func(h *C.dist_comm_t) C.dist_status_t { return C.dist_comm_configure(h, &raw) })
 }

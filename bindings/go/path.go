@@ -37,7 +37,8 @@ func (p CommPath) String() string {
 	return ""
 }
 
-// Collective names one of the seven collectives, to ask which algorithm it runs.
+// Collective names one of the seven collectives or AllToAllV, to ask which
+// algorithm it runs; it also names the rows of Comm.Stats.
 type Collective int32
 
 const (
@@ -48,7 +49,33 @@ const (
 	CollectiveReduceScatter Collective = C.DIST_COLLECTIVE_REDUCE_SCATTER
 	CollectiveAllToAll      Collective = C.DIST_COLLECTIVE_ALL_TO_ALL
 	CollectiveBarrier       Collective = C.DIST_COLLECTIVE_BARRIER
+	// CollectiveAllToAllV is AllToAllV; for Algorithm, bytes is its largest block.
+	CollectiveAllToAllV Collective = C.DIST_COLLECTIVE_ALL_TO_ALL_V
 )
+
+// String is "all_reduce", "reduce", "broadcast", "all_gather", "reduce_scatter",
+// "all_to_all", "barrier" or "all_to_all_v" ("" for another value).
+func (k Collective) String() string {
+	switch k {
+	case CollectiveAllReduce:
+		return "all_reduce"
+	case CollectiveReduce:
+		return "reduce"
+	case CollectiveBroadcast:
+		return "broadcast"
+	case CollectiveAllGather:
+		return "all_gather"
+	case CollectiveReduceScatter:
+		return "reduce_scatter"
+	case CollectiveAllToAll:
+		return "all_to_all"
+	case CollectiveBarrier:
+		return "barrier"
+	case CollectiveAllToAllV:
+		return "all_to_all_v"
+	}
+	return ""
+}
 
 // Path says how this communicator's collectives travel.
 func (c *Comm) Path() (CommPath, error) {

@@ -12,7 +12,7 @@ import ctypes
 from . import constants
 from ._native import lib, take_string, text
 from .cluster import Cluster, resolver_name
-from .comm import Comm, Request
+from .comm import Comm, CommStat, Request
 from .context import Context
 from .dtypes import NUMPY_TO_DIST, dist_dtype
 from .errors import DistError, DistTimeoutError, InvalidArgumentError, PeerError, UnsupportedError, check
@@ -22,7 +22,7 @@ from .server import Server, checkpoint_restore, checkpoint_save
 from .strategy import ReplicaContext, Strategy
 from .variable import Variable
 
-__all__ = ["Cluster", "Comm", "Context", "DistError", "DistTimeoutError", "InputContext", "InvalidArgumentError",
+__all__ = ["Cluster", "Comm", "CommStat", "Context", "DistError", "DistTimeoutError", "InputContext", "InvalidArgumentError",
            "Optimizer", "PeerError", "ReplicaContext", "Request", "Server", "Strategy", "UnsupportedError", "Variable", "NUMPY_TO_DIST", "build_features", "build_info", "checkpoint_restore", "checkpoint_save", "constants",
            "dist_dtype", "last_error", "resolver_name", "status_string", "version", "version_string"]
 

@@ -116,6 +116,22 @@ class CommOptions(ctypes.Structure):
         ("field_mask", ctypes.c_uint64),
         ("timeout_ms", ctypes.c_int64),
         ("allreduce", ctypes.c_int32),
+        ("timing", ctypes.c_int32),
+    ]
+
+
+class CommStat(ctypes.Structure):
+    """One row of dist_comm_stats (comm.CommStat is its Python form)."""
+    _fields_ = [
+        ("collective", ctypes.c_int32),
+        ("path", ctypes.c_int32),
+        ("algorithm", ctypes.c_char_p),
+        ("calls", ctypes.c_uint64),
+        ("failed", ctypes.c_uint64),
+        ("bytes", ctypes.c_uint64),
+        ("timed_calls", ctypes.c_uint64),
+        ("time_ns", ctypes.c_uint64),
+        ("reserved", ctypes.c_uint64 * 4),
     ]
 
 
@@ -270,6 +286,9 @@ _PROTOTYPES = {
     "dist_comm_num_hosts": (status_t, [handle_p, _i32_out]),
     "dist_comm_split_host": (status_t, [handle_p, _out_handle]),
     "dist_comm_algorithm": (status_t, [handle_p, ctypes.c_int32, ctypes.c_uint64, _out_str]),
+    "dist_comm_stats": (status_t, [handle_p, ctypes.POINTER(CommStat), ctypes.c_uint64,
+                                   ctypes.POINTER(ctypes.c_uint64)]),
+    "dist_comm_stats_reset": (status_t, [handle_p]),
     "dist_all_reduce": (status_t, [handle_p, _buf, _buf, ctypes.c_int32, _out_handle]),
     "dist_reduce": (status_t, [handle_p, _buf, _buf, ctypes.c_int32, ctypes.c_int32, _out_handle]),
     "dist_broadcast": (status_t, [handle_p, _buf, ctypes.c_int32, _out_handle]),

@@ -4,9 +4,11 @@ Buffers are C-contiguous numpy arrays used in place (zero copy). A non-blocking
 call (wait=False) returns a Request that holds its arrays until it completes.
 """
 import ctypes
+import dataclasses
 import itertools
 import threading
 
+from . import _native
 from . import constants as C
 from ._native import REQUEST_CALLBACK_FN, CommOptions, lib, text
 from .dtypes import describe
@@ -23,7 +25,30 @@ PATHS = {C.COMM_PATH_SELF: "self", C.COMM_PATH_POINT_TO_POINT: "point_to_point",
 COLLECTIVES = {"all_reduce": C.COLLECTIVE_ALL_REDUCE, "reduce": C.COLLECTIVE_REDUCE,
                "broadcast": C.COLLECTIVE_BROADCAST, "all_gather": C.COLLECTIVE_ALL_GATHER,
                "reduce_scatter": C.COLLECTIVE_REDUCE_SCATTER, "all_to_all": C.COLLECTIVE_ALL_TO_ALL,
-               "barrier": C.COLLECTIVE_BARRIER}
+               "barrier": C.COLLECTIVE_BARRIER, "all_to_all_v": C.COLLECTIVE_ALL_TO_ALL_V}
+COLLECTIVE_NAMES = {value: name for name, value in COLLECTIVES.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class CommStat:
+    """One row of Comm.stats(): the calls of one collective that ran on one path
+    under one algorithm. collective and path are names ("all_reduce", "self"; the
+    number where a newer library reports one this binding does not know), bytes
+    those carried per rank, timed_calls the calls time_ns covers (none while
+    timing is off)."""
+    collective: object
+    path: object
+    algorithm: str
+    calls: int
+    failed: int
+    bytes: int
+    timed_calls: int
+    time_ns: int
+
+    @classmethod
+    def _from_c(cls, row):
+        return cls(COLLECTIVE_NAMES.get(row.collective, row.collective), PATHS.get(row.path, row.path),
+                   text(row.algorithm), row.calls, row.failed, row.bytes, row.timed_calls, row.time_ns)
 
 
 def _op(op):
@@ -217,7 +242,10 @@ class Comm(HandleOwner):
         check(lib.dist_comm_split_host(self._handle, ctypes.byref(handle)))
         return Comm(handle, self._context, owned=True)
 
-    def configure(self, timeout_ms=None, allreduce=None):
+    def configure(self, timeout_ms=None, allreduce=None, timing=None):
+        """dist_comm_configure: the deadline of each call, the all-reduce algorithm
+        and whether to time every call for stats() (True/False; the library
+        refuses anything but 0 and 1). None keeps the current setting."""
         options = CommOptions()
         if timeout_ms is not None:
             options.field_mask |= C.COMM_OPT_TIMEOUT_MS
@@ -225,7 +253,28 @@ class Comm(HandleOwner):
         if allreduce is not None:
             options.field_mask |= C.COMM_OPT_ALLREDUCE
             options.allreduce = ALGORITHMS[allreduce] if isinstance(allreduce, str) else int(allreduce)
+        if timing is not None:
+            options.field_mask |= C.COMM_OPT_TIMING
+            options.timing = int(timing)
         check(lib.dist_comm_configure(self._handle, ctypes.byref(options)))
+
+    def stats(self):
+        """This communicator's counters: a list of CommStat, one per collective,
+        path and algorithm that ran, in the order they first ran."""
+        count = ctypes.c_uint64()
+        check(lib.dist_comm_stats(self._handle, None, 0, ctypes.byref(count)))
+        while True:
+            # A request completing on the library's thread may add a row between the
+            # calls: then ask again with room for it.
+            capacity = count.value
+            rows = (_native.CommStat * capacity)()
+            check(lib.dist_comm_stats(self._handle, rows, capacity, ctypes.byref(count)))
+            if count.value <= capacity:
+                return [CommStat._from_c(row) for row in rows[:count.value]]
+
+    def reset_stats(self):
+        """Sets every counter of stats() to zero (not while calls run on this communicator)."""
+        check(lib.dist_comm_stats_reset(self._handle))
 
     def _run(self, call, arrays, result, wait):
         """Makes the C call blocking (wait=True: returns `result`) or not (returns a Request)."""

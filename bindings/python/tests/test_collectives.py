@@ -88,9 +88,9 @@ def test_path_and_algorithm_of_one_rank(context):
         assert world.algorithm(name, 8) == "self"
     assert world.algorithm(distribute.constants.COLLECTIVE_BARRIER, 0) == "self"
     with pytest.raises(distribute.InvalidArgumentError) as caught:
-        world.algorithm(7, 8)
+        world.algorithm(8, 8)  # one past DIST_COLLECTIVE_ALL_TO_ALL_V
     assert caught.value.status == distribute.constants.ERR_INVALID_ARGUMENT
-    assert "collective 7 is not a DIST_COLLECTIVE_* value" in caught.value.message
+    assert "collective 8 is not a DIST_COLLECTIVE_* value" in caught.value.message
     assert caught.value.message == distribute.last_error()
     with pytest.raises(KeyError):
         world.algorithm("gather", 8)
@@ -114,3 +114,54 @@ def test_device_path_before_any_call_on_cuda_memory(context):
     assert caught.value.status == distribute.constants.ERR_UNAVAILABLE
     assert "CUDA" in caught.value.message
     assert caught.value.message == distribute.last_error()
+
+
+def test_stats_count_calls_bytes_and_time(context):
+    world = context.world
+    world.reset_stats()  # the fixture's context is fresh, but say so
+    assert world.stats() == []
+    data = np.arange(6, dtype=np.float32)
+    for _ in range(3):
+        world.all_reduce(data.copy(), "sum")
+    world.broadcast(np.zeros(5, np.int64), root=0)
+    world.all_to_all_v(np.arange(4, dtype=np.int32), [4], np.zeros(4, np.int32), [4])
+    world.barrier()
+    rows = {row.collective: row for row in world.stats()}
+    assert set(rows) == {"all_reduce", "broadcast", "all_to_all_v", "barrier"}
+    for row in rows.values():
+        assert isinstance(row, distribute.CommStat)
+        assert (row.path, row.algorithm, row.failed) == ("self", "self", 0)
+        assert (row.timed_calls, row.time_ns) == (0, 0)  # timing is off by default
+    assert (rows["all_reduce"].calls, rows["all_reduce"].bytes) == (3, 3 * 6 * 4)
+    assert (rows["broadcast"].calls, rows["broadcast"].bytes) == (1, 5 * 8)
+    assert (rows["all_to_all_v"].calls, rows["all_to_all_v"].bytes) == (1, 4 * 4)
+    assert (rows["barrier"].calls, rows["barrier"].bytes) == (1, 0)
+
+    world.configure(timing=True)
+    world.reset_stats()
+    assert world.stats() == []
+    for _ in range(4):
+        world.all_gather(data, np.zeros(6, np.float32))
+    [row] = world.stats()
+    assert (row.collective, row.path, row.algorithm) == ("all_gather", "self", "self")
+    assert (row.calls, row.bytes, row.failed) == (4, 4 * 6 * 4, 0)
+    assert row.timed_calls == row.calls and row.time_ns > 0
+
+    world.configure(timing=False)
+    world.reset_stats()
+    world.all_reduce(data.copy())
+    [row] = world.stats()
+    assert (row.calls, row.timed_calls, row.time_ns) == (1, 0, 0)
+
+
+def test_stats_refuse_bad_timing_and_closed_communicators(context):
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        context.world.configure(timing=2)
+    assert caught.value.status == distribute.constants.ERR_INVALID_ARGUMENT
+    assert "timing 2 must be 0 or 1" in caught.value.message
+    host = context.world.split_host()
+    host.close()
+    for call in (host.stats, host.reset_stats):
+        with pytest.raises(distribute.InvalidArgumentError) as caught:
+            call()
+        assert "comm" in caught.value.message

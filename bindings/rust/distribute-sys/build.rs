@@ -133,8 +133,10 @@ fn structs(text: &str) -> Vec<(String, Vec<String>)> {
         let body = &rest[open + 1..close];
         let after = &rest[close + 1..];
         let name = after[..after.find(';').unwrap()].trim().to_string();
+        // An array's name is the word before its brackets ("uint64_t reserved[4]" -> reserved).
         let fields = body
             .split(';')
+            .map(|decl| decl.split('[').next().unwrap())
             .filter_map(|decl| decl.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()))
             .map(str::to_string)
             .collect();

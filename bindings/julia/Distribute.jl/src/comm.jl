@@ -3,6 +3,20 @@ struct CommOptionsC
     field_mask::UInt64
     timeout_ms::Int64
     allreduce::Int32
+    timing::Int32
+end
+
+"dist_comm_stat_t."
+struct CommStatC
+    collective::Int32
+    path::Int32
+    algorithm::Ptr{UInt8}   # static storage in the library
+    calls::UInt64
+    failed::UInt64
+    bytes::UInt64
+    timed_calls::UInt64
+    time_ns::UInt64
+    reserved::NTuple{4, UInt64}
 end
 
 """
@@ -133,14 +147,73 @@ end
 
 """`timeout_ms` and `allreduce` (:auto, :ring, :rabenseifner, :recursive_doubling, :shared_memory,
 :hierarchical) apply to later calls; :shared_memory needs `comm_path` :shared_memory and
-:hierarchical needs :hierarchical (else DIST_ERR_UNSUPPORTED)."""
-function configure!(c::Comm; timeout_ms = nothing, allreduce = nothing)
+:hierarchical needs :hierarchical (else DIST_ERR_UNSUPPORTED). `timing` (true or false)
+times every call for `comm_stats` (off by default: two clock reads a call)."""
+function configure!(c::Comm; timeout_ms = nothing, allreduce = nothing, timing = nothing)
     mask = UInt64(0)
     timeout_ms === nothing || (mask |= COMM_OPT_TIMEOUT_MS)
     allreduce === nothing || (mask |= COMM_OPT_ALLREDUCE)
+    timing === nothing || (mask |= COMM_OPT_TIMING)
     algorithm = allreduce === nothing ? Int32(0) : allreduce isa Symbol ? ALLREDUCE_ALGORITHMS[allreduce] : Int32(allreduce)
-    options = CommOptionsC(mask, something(timeout_ms, 0), algorithm)
+    # Any integer passes through: the library refuses what is not 0 or 1.
+    options = CommOptionsC(mask, something(timeout_ms, 0), algorithm, timing === nothing ? Int32(0) : Int32(timing))
     check(ccall((:dist_comm_configure, libdistribute), Int32, (Ptr{Cvoid}, Ref{CommOptionsC}), c.ptr, options))
+    return c
+end
+
+"""
+    CommStat
+
+One row of `comm_stats`: the calls of one `collective` (a key of
+`Distribute.COLLECTIVES`) that ran on one `path` (as `comm_path` names it) under
+one `algorithm`; `calls` counts those past their argument checks, failed ones
+included; `bytes` what they carried per rank (count times the element size: per
+block for all_gather and all_to_all, every block sent for all_to_all_v, none for
+a barrier); `timed_calls` the calls `time_ns` covers (none while timing is off).
+"""
+struct CommStat
+    collective::Symbol
+    path::Symbol
+    algorithm::String
+    calls::UInt64
+    failed::UInt64
+    bytes::UInt64
+    timed_calls::UInt64
+    time_ns::UInt64
+end
+
+function CommStat(row::CommStatC)
+    collective = findfirst(==(row.collective), COLLECTIVES)
+    collective === nothing &&
+        throw(DistError(DIST_ERR_INVALID_ARGUMENT, "unknown collective $(row.collective) in stats"))
+    haskey(COMM_PATHS, row.path) || throw(DistError(DIST_ERR_INVALID_ARGUMENT, "unknown communicator path $(row.path)"))
+    return CommStat(collective, COMM_PATHS[row.path], unsafe_string(row.algorithm), row.calls, row.failed, row.bytes,
+                    row.timed_calls, row.time_ns)
+end
+
+"""
+    comm_stats(c)
+
+The counters of `c`: a `Vector{CommStat}`, one per collective, path and algorithm
+that ran, in the order they first ran.
+"""
+function comm_stats(c::Comm)
+    count = Ref{UInt64}(0)
+    stats(rows, capacity) = ccall((:dist_comm_stats, libdistribute), Int32,
+                                  (Ptr{Cvoid}, Ptr{CommStatC}, UInt64, Ptr{UInt64}), c.ptr, rows, capacity, count)
+    check(stats(Ptr{CommStatC}(C_NULL), 0))
+    while true
+        capacity = count[]
+        rows = Vector{CommStatC}(undef, capacity)
+        check(stats(rows, capacity))
+        # A request completing meanwhile may have added a row: then ask again with room for it.
+        count[] <= capacity && return [CommStat(rows[i]) for i in 1:count[]]
+    end
+end
+
+"Sets every counter of `comm_stats(c)` to zero; call it between calls on `c`."
+function reset_comm_stats!(c::Comm)
+    check(ccall((:dist_comm_stats_reset, libdistribute), Int32, (Ptr{Cvoid},), c.ptr))
     return c
 end
 

@@ -51,9 +51,10 @@ const COMM_PATHS = Dict(Int32(0) => :self, Int32(1) => :point_to_point, Int32(2)
                         Int32(3) => :hierarchical, Int32(4) => :nccl, Int32(5) => :staged)
 const COLLECTIVES = Dict(:all_reduce => Int32(0), :reduce => Int32(1), :broadcast => Int32(2),
                          :all_gather => Int32(3), :reduce_scatter => Int32(4), :all_to_all => Int32(5),
-                         :barrier => Int32(6))
+                         :barrier => Int32(6), :all_to_all_v => Int32(7))
 const COMM_OPT_TIMEOUT_MS = UInt64(1) << 0
 const COMM_OPT_ALLREDUCE = UInt64(1) << 1
+const COMM_OPT_TIMING = UInt64(1) << 2
 
 const DIST_MEMORY_HOST = Int32(0)
 const DIST_MEMORY_CUDA = Int32(1)

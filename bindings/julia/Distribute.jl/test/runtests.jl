@@ -47,6 +47,11 @@ include("two_ranks.jl")
             m = match(Regex("#define DIST_STRATEGY_OPT_$name\\s+\\(1ull << (\\d+)\\)"), header)
             @test bit == UInt64(1) << parse(Int, m[1])
         end
+        for (bit, name) in ((Distribute.COMM_OPT_TIMEOUT_MS, "TIMEOUT_MS"), (Distribute.COMM_OPT_ALLREDUCE, "ALLREDUCE"),
+                            (Distribute.COMM_OPT_TIMING, "TIMING"))
+            m = match(Regex("#define DIST_COMM_OPT_$name\\s+\\(1ull << (\\d+)\\)"), header)
+            @test bit == UInt64(1) << parse(Int, m[1])
+        end
         @test sizeof(Distribute.DistBuffer) == 32
     end
 
@@ -176,9 +181,9 @@ include("two_ranks.jl")
         err = try device_path(w); nothing catch e; e end  # nothing chosen before a call on CUDA memory
         @test err isa DistError && err.status == Distribute.DIST_ERR_UNAVAILABLE && occursin("CUDA", err.message)
         @test all(algorithm(w, c, 1 << 20) == "self" for c in keys(Distribute.COLLECTIVES))
-        err = try algorithm(w, 7, 8); nothing catch e; e end
+        err = try algorithm(w, 8, 8); nothing catch e; e end  # one past DIST_COLLECTIVE_ALL_TO_ALL_V
         @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
-        @test occursin("collective 7 is not a DIST_COLLECTIVE_* value", err.message)
+        @test occursin("collective 8 is not a DIST_COLLECTIVE_* value", err.message)
         @test_throws KeyError algorithm(w, :gather, 8)
         err = try configure!(w; allreduce = :shared_memory); nothing catch e; e end  # one rank shares no segment
         @test err isa DistError && err.status == Distribute.DIST_ERR_UNSUPPORTED
@@ -200,6 +205,56 @@ include("two_ranks.jl")
         abort!(context, "test says stop")
         err = try barrier(w); nothing catch e; e end
         @test err isa DistError && err.status == Distribute.DIST_ERR_ABORTED
+        close(context)
+        close(cluster)
+    end
+
+    @testset "communicator stats" begin
+        cluster, context = single()
+        w = world(context)
+        reset_comm_stats!(w)
+        @test comm_stats(w) == CommStat[]
+        data = Float32[1, 2, 3, 4, 5, 6]
+        for _ in 1:3
+            all_reduce!(w, zeros(Float32, 6), data)
+        end
+        bcast!(w, zeros(Int64, 5))
+        all_to_all_v!(w, zeros(Int32, 4), [4], Int32[1, 2, 3, 4], [4])
+        barrier(w)
+        # Timing is off by default: no timed calls, no time.
+        untimed(collective, calls, bytes) = CommStat(collective, :self, "self", calls, 0, bytes, 0, 0)
+        @test comm_stats(w) == [untimed(:all_reduce, 3, 3 * 6 * 4), untimed(:broadcast, 1, 5 * 8),
+                                untimed(:all_to_all_v, 1, 4 * 4), untimed(:barrier, 1, 0)]
+
+        configure!(w; timing = true)
+        reset_comm_stats!(w)
+        @test isempty(comm_stats(w))
+        for _ in 1:4
+            all_gather!(w, zeros(Float32, 6), data)
+        end
+        stats = comm_stats(w)
+        @test length(stats) == 1
+        s = stats[1]
+        @test (s.collective, s.path, s.algorithm) == (:all_gather, :self, "self")
+        @test (s.calls, s.bytes, s.failed) == (4, 4 * 6 * 4, 0)
+        @test s.timed_calls == s.calls && s.time_ns > 0
+
+        configure!(w; timing = false)
+        reset_comm_stats!(w)
+        r = all_reduce!(w, Int64[1, 2]; op = MAX, async = true)
+        @test wait(r) == [1, 2]
+        close(r)
+        @test comm_stats(w) == [untimed(:all_reduce, 1, 2 * 8)]
+
+        err = try configure!(w; timing = 2); nothing catch e; e end  # only 0 and 1
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        @test occursin("timing 2 must be 0 or 1", err.message)
+        host = split_host(w)
+        close(host)
+        for query in (comm_stats, reset_comm_stats!)
+            err = try query(host); nothing catch e; e end
+            @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        end
         close(context)
         close(cluster)
     end

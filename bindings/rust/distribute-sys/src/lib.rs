@@ -170,6 +170,7 @@ pub const DIST_ALLREDUCE_HIERARCHICAL: dist_allreduce_algorithm_t = 5;
 
 pub const DIST_COMM_OPT_TIMEOUT_MS: u64 = 1 << 0;
 pub const DIST_COMM_OPT_ALLREDUCE: u64 = 1 << 1;
+pub const DIST_COMM_OPT_TIMING: u64 = 1 << 2;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -177,6 +178,8 @@ pub struct dist_comm_options_t {
     pub field_mask: u64,
     pub timeout_ms: i64,
     pub allreduce: dist_allreduce_algorithm_t,
+    /// 1: time every call for dist_comm_stats, 0: do not; anything else is refused.
+    pub timing: i32,
 }
 
 // ---- Collectives ------------------------------------------------------------
@@ -211,6 +214,32 @@ pub const DIST_COLLECTIVE_ALL_GATHER: dist_collective_t = 3;
 pub const DIST_COLLECTIVE_REDUCE_SCATTER: dist_collective_t = 4;
 pub const DIST_COLLECTIVE_ALL_TO_ALL: dist_collective_t = 5;
 pub const DIST_COLLECTIVE_BARRIER: dist_collective_t = 6;
+/// dist_all_to_all_v (its rows of dist_comm_stats; dist_comm_algorithm's bytes: its largest block).
+pub const DIST_COLLECTIVE_ALL_TO_ALL_V: dist_collective_t = 7;
+
+/// One row of dist_comm_stats: the calls of one collective on one path under one algorithm.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct dist_comm_stat_t {
+    pub collective: dist_collective_t,
+    pub path: dist_comm_path_t,
+    /// Static storage: dist_comm_algorithm's name, or "self", "nccl", "staged".
+    pub algorithm: *const c_char,
+    pub calls: u64,
+    pub failed: u64,
+    pub bytes: u64,
+    /// The calls time_ns covers.
+    pub timed_calls: u64,
+    pub time_ns: u64,
+    pub reserved: [u64; 4],
+}
+
+impl Default for dist_comm_stat_t {
+    fn default() -> Self {
+        // SAFETY: integers and a raw pointer, for which all-zero is valid (null / 0).
+        unsafe { std::mem::zeroed() }
+    }
+}
 
 // ---- Point to point and completion callbacks --------------------------------
 /// dist_recv's peer for a send from any rank (dist_request_source tells which).
@@ -555,6 +584,13 @@ extern "C" {
         bytes: u64,
         name: *mut *const c_char,
     ) -> dist_status_t;
+    pub fn dist_comm_stats(
+        comm: *const dist_comm_t,
+        stats: *mut dist_comm_stat_t,
+        capacity: u64,
+        count: *mut u64,
+    ) -> dist_status_t;
+    pub fn dist_comm_stats_reset(comm: *mut dist_comm_t) -> dist_status_t;
 
     pub fn dist_request_test(request: *mut dist_request_t, done: *mut i32) -> dist_status_t;
     pub fn dist_request_wait(request: *mut dist_request_t, timeout_ms: i64) -> dist_status_t;

@@ -76,8 +76,9 @@ impl CommPath {
     }
 }
 
-/// One of the seven collectives (dist_collective_t), to ask which algorithm it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A collective (dist_collective_t): the seven and all_to_all_v, to ask which
+/// algorithm one runs and to name the rows of [`Comm::stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Collective {
     AllReduce,
     Reduce,
@@ -86,10 +87,12 @@ pub enum Collective {
     ReduceScatter,
     AllToAll,
     Barrier,
+    /// [`Comm::all_to_all_v`]; for [`Comm::algorithm`], `bytes` is its largest block.
+    AllToAllV,
 }
 
 impl Collective {
-    pub const ALL: [Collective; 7] = [
+    pub const ALL: [Collective; 8] = [
         Collective::AllReduce,
         Collective::Reduce,
         Collective::Broadcast,
@@ -97,7 +100,12 @@ impl Collective {
         Collective::ReduceScatter,
         Collective::AllToAll,
         Collective::Barrier,
+        Collective::AllToAllV,
     ];
+
+    pub fn from_raw(collective: sys::dist_collective_t) -> Option<Collective> {
+        Collective::ALL.into_iter().find(|c| c.raw() == collective)
+    }
 
     pub fn raw(self) -> sys::dist_collective_t {
         match self {
@@ -108,6 +116,7 @@ impl Collective {
             Collective::ReduceScatter => sys::DIST_COLLECTIVE_REDUCE_SCATTER,
             Collective::AllToAll => sys::DIST_COLLECTIVE_ALL_TO_ALL,
             Collective::Barrier => sys::DIST_COLLECTIVE_BARRIER,
+            Collective::AllToAllV => sys::DIST_COLLECTIVE_ALL_TO_ALL_V,
         }
     }
 }
@@ -117,6 +126,53 @@ impl Collective {
 pub struct CommOptions {
     pub timeout: Option<Duration>,
     pub allreduce: Option<AllreduceAlgorithm>,
+    /// Time every call for [`Comm::stats`] (off by default: two clock reads per call).
+    pub timing: Option<bool>,
+}
+
+/// One row of [`Comm::stats`]: the calls of one collective that ran on one path
+/// under one algorithm (dist_comm_stat_t).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommStat {
+    pub collective: Collective,
+    pub path: CommPath,
+    /// dist_comm_algorithm's name, or "self", "nccl", "staged".
+    pub algorithm: &'static str,
+    /// The calls past their argument checks, failed ones included.
+    pub calls: u64,
+    pub failed: u64,
+    /// Carried per rank: count times the element size (per block for all_gather
+    /// and all_to_all, every block sent for all_to_all_v, none for a barrier).
+    pub bytes: u64,
+    /// The calls `time_ns` covers: none while timing is off.
+    pub timed_calls: u64,
+    pub time_ns: u64,
+}
+
+impl CommStat {
+    fn from_raw(row: &sys::dist_comm_stat_t) -> Result<CommStat> {
+        let collective = Collective::from_raw(row.collective)
+            .ok_or_else(|| Error::invalid(format!("unknown collective {} in the communicator's stats", row.collective)))?;
+        let path = CommPath::from_raw(row.path)
+            .ok_or_else(|| Error::invalid(format!("unknown communicator path {} in its stats", row.path)))?;
+        // SAFETY: the library's algorithm names are static NUL-terminated ASCII strings.
+        let algorithm = unsafe { std::ffi::CStr::from_ptr(row.algorithm) }.to_str().unwrap_or("");
+        Ok(CommStat {
+            collective,
+            path,
+            algorithm,
+            calls: row.calls,
+            failed: row.failed,
+            bytes: row.bytes,
+            timed_calls: row.timed_calls,
+            time_ns: row.time_ns,
+        })
+    }
+
+    /// `time_ns` as a Duration.
+    pub fn time(&self) -> Duration {
+        Duration::from_nanos(self.time_ns)
+    }
 }
 
 /// A communicator. Send but not Sync: the header requires calls on one
@@ -275,9 +331,41 @@ impl<'ctx> Comm<'ctx> {
             raw.field_mask |= sys::DIST_COMM_OPT_ALLREDUCE;
             raw.allreduce = a.raw();
         }
+        if let Some(timing) = options.timing {
+            raw.field_mask |= sys::DIST_COMM_OPT_TIMING;
+            raw.timing = i32::from(timing);
+        }
         // SAFETY: a live handle; no call runs concurrently on it (Comm is !Sync and
         // every pending Request borrows it).
         check(unsafe { sys::dist_comm_configure(self.raw, &raw) })
+    }
+
+    /// This communicator's counters, one row per collective, path and algorithm
+    /// that ran, in the order they first ran.
+    pub fn stats(&self) -> Result<Vec<CommStat>> {
+        let mut count = 0u64;
+        // SAFETY: a live handle; capacity 0 writes no row, so NULL stats is allowed.
+        check(unsafe { sys::dist_comm_stats(self.raw, ptr::null_mut(), 0, &mut count) })?;
+        loop {
+            let mut rows = vec![sys::dist_comm_stat_t::default(); count as usize];
+            let capacity = count;
+            // SAFETY: `rows` holds `capacity` rows for the library to write.
+            check(unsafe { sys::dist_comm_stats(self.raw, rows.as_mut_ptr(), capacity, &mut count) })?;
+            // A request completing on the library's thread may add a row between the
+            // two calls: then ask again with room for it.
+            if count <= capacity {
+                rows.truncate(count as usize);
+                return rows.iter().map(CommStat::from_raw).collect();
+            }
+        }
+    }
+
+    /// Sets every counter of [`Comm::stats`] to zero. Call it between calls: a
+    /// request still running may count after it.
+    pub fn reset_stats(&self) -> Result<()> {
+        // SAFETY: a live handle. The counters are atomics, so a request running on
+        // the library's thread meanwhile only races with the reset's outcome.
+        check(unsafe { sys::dist_comm_stats_reset(self.raw) })
     }
 
     /// Issues a collective: blocking when `request` is None.

@@ -81,7 +81,7 @@ mod variable;
 
 pub use all_to_all_v::Blocks;
 pub use cluster::{resolver_name, Cluster, ClusterOptions, Resolver};
-pub use comm::{AllreduceAlgorithm, Collective, Comm, CommOptions, CommPath};
+pub use comm::{AllreduceAlgorithm, Collective, Comm, CommOptions, CommPath, CommStat};
 pub use context::{Context, ContextOptions};
 pub use dtype::{Element, Op, BF16, F16};
 pub use error::{status_string, BoxError, Error, Result};

@@ -1,5 +1,5 @@
 mod common;
-use distribute::{sys, AllreduceAlgorithm, Collective, CommOptions, CommPath, Op};
+use distribute::{sys, AllreduceAlgorithm, Blocks, Collective, CommOptions, CommPath, CommStat, Op};
 
 #[test]
 fn each_collective_on_one_rank() {
@@ -67,7 +67,11 @@ fn configure_then_reduce() {
     let (_cluster, context) = common::single();
     let world = context.world().unwrap();
     world
-        .configure(&CommOptions { timeout: Some(std::time::Duration::from_secs(5)), allreduce: Some(AllreduceAlgorithm::Ring) })
+        .configure(&CommOptions {
+            timeout: Some(std::time::Duration::from_secs(5)),
+            allreduce: Some(AllreduceAlgorithm::Ring),
+            ..Default::default()
+        })
         .unwrap();
     let mut data = vec![1f32; 64];
     world.all_reduce_in_place(&mut data, Op::Sum).unwrap();
@@ -100,9 +104,11 @@ fn path_and_algorithm_of_one_rank() {
     for collective in Collective::ALL {
         assert_eq!(world.algorithm(collective, 1 << 20).unwrap(), "self", "{collective:?}");
     }
-    let error = world.algorithm_raw(7, 8).unwrap_err();
+    let error = world.algorithm_raw(8, 8).unwrap_err(); // one past DIST_COLLECTIVE_ALL_TO_ALL_V
     assert_eq!(error.status(), sys::DIST_ERR_INVALID_ARGUMENT);
-    assert!(error.message().contains("collective 7 is not a DIST_COLLECTIVE_* value"), "{error}");
+    assert!(error.message().contains("collective 8 is not a DIST_COLLECTIVE_* value"), "{error}");
+    assert_eq!(Collective::from_raw(sys::DIST_COLLECTIVE_ALL_TO_ALL_V), Some(Collective::AllToAllV));
+    assert_eq!(Collective::from_raw(8), None);
     // One rank shares no segment: the shared-memory all-reduce is refused.
     let error = world.configure(&CommOptions { allreduce: Some(AllreduceAlgorithm::SharedMemory), ..Default::default() }).unwrap_err();
     assert_eq!(error.status(), sys::DIST_ERR_UNSUPPORTED);
@@ -123,4 +129,80 @@ fn device_path_before_any_call_on_cuda_memory() {
     let error = world.device_path().unwrap_err();
     assert_eq!(error.status(), sys::DIST_ERR_UNAVAILABLE);
     assert!(error.message().contains("CUDA"), "{error}");
+}
+
+#[test]
+fn stats_count_calls_bytes_and_time() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    world.reset_stats().unwrap();
+    assert_eq!(world.stats().unwrap(), vec![]);
+    let data = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    for _ in 0..3 {
+        let mut out = [0f32; 6];
+        world.all_reduce(&data, &mut out, Op::Sum).unwrap();
+    }
+    world.broadcast(&mut [0i64; 5], 0).unwrap();
+    let mut received = [0i32; 4];
+    world.all_to_all_v(&[1i32, 2, 3, 4], &Blocks::packed(&[4]), &mut received, &Blocks::packed(&[4])).unwrap();
+    world.barrier().unwrap();
+    let row = |collective, calls, bytes| CommStat {
+        collective,
+        path: CommPath::SingleRank,
+        algorithm: "self",
+        calls,
+        failed: 0,
+        bytes,
+        timed_calls: 0, // timing is off by default
+        time_ns: 0,
+    };
+    assert_eq!(
+        world.stats().unwrap(),
+        vec![
+            row(Collective::AllReduce, 3, 3 * 6 * 4),
+            row(Collective::Broadcast, 1, 5 * 8),
+            row(Collective::AllToAllV, 1, 4 * 4),
+            row(Collective::Barrier, 1, 0),
+        ]
+    );
+
+    world.configure(&CommOptions { timing: Some(true), ..Default::default() }).unwrap();
+    world.reset_stats().unwrap();
+    assert_eq!(world.stats().unwrap(), vec![]);
+    for _ in 0..4 {
+        let mut out = [0f32; 6];
+        world.all_gather(&data, &mut out).unwrap();
+    }
+    let stats = world.stats().unwrap();
+    assert_eq!(stats.len(), 1, "{stats:?}");
+    let timed = stats[0];
+    assert_eq!((timed.collective, timed.path, timed.algorithm), (Collective::AllGather, CommPath::SingleRank, "self"));
+    assert_eq!((timed.calls, timed.bytes, timed.failed), (4, 4 * 6 * 4, 0));
+    assert_eq!(timed.timed_calls, timed.calls);
+    assert!(timed.time_ns > 0 && timed.time() > std::time::Duration::ZERO, "{timed:?}");
+
+    world.configure(&CommOptions { timing: Some(false), ..Default::default() }).unwrap();
+    world.reset_stats().unwrap();
+    world.all_reduce_in_place(&mut [1f64; 2], Op::Sum).unwrap();
+    let stats = world.stats().unwrap();
+    assert_eq!(stats, vec![row(Collective::AllReduce, 1, 2 * 8)]);
+}
+
+#[test]
+fn stats_of_a_request_and_a_bad_timing() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    let request = world.all_reduce_start(vec![1u8; 10], Op::Max).unwrap();
+    assert_eq!(request.wait().unwrap(), vec![1u8; 10]);
+    let stats = world.stats().unwrap();
+    assert_eq!((stats.len(), stats[0].collective, stats[0].calls, stats[0].bytes), (1, Collective::AllReduce, 1, 10));
+    // CommOptions.timing is a bool, so only the C struct can carry another value: the
+    // library refuses it and changes nothing.
+    let raw = sys::dist_comm_options_t { field_mask: sys::DIST_COMM_OPT_TIMING, timing: 2, ..Default::default() };
+    // SAFETY: a live communicator and a valid options struct.
+    let status = unsafe { sys::dist_comm_configure(world.as_raw(), &raw) };
+    assert_eq!(status, sys::DIST_ERR_INVALID_ARGUMENT);
+    // SAFETY: dist_last_error returns this thread's message, never NULL.
+    let message = unsafe { std::ffi::CStr::from_ptr(sys::dist_last_error()) }.to_string_lossy().into_owned();
+    assert!(message.contains("timing 2 must be 0 or 1"), "{message}");
 }

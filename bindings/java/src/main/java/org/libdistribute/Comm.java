@@ -1,9 +1,13 @@
 package org.libdistribute;
 
 import com.sun.jna.Pointer;
+import com.sun.jna.ptr.LongByReference;
 import com.sun.jna.ptr.PointerByReference;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 
 /**
  * A communicator. Calls on one communicator must come from one thread at a time
@@ -30,6 +34,7 @@ public final class Comm implements AutoCloseable {
   public static final int TAG_MAX = 0x7FFFFFFF;
   static final long OPT_TIMEOUT_MS = 1L;
   static final long OPT_ALLREDUCE = 1L << 1;
+  static final long OPT_TIMING = 1L << 2;
 
   private final Handle handle;
   private final Cleaner.Cleanable cleanable;
@@ -124,6 +129,14 @@ public final class Comm implements AutoCloseable {
 
   /** timeout and algorithm (ALLREDUCE_*) may be null to keep them. */
   public void configure(Duration timeout, Integer allreduceAlgorithm) {
+    configure(timeout, allreduceAlgorithm, null);
+  }
+
+  /**
+   * As {@link #configure(Duration, Integer)}, and {@code timing}: whether to time every call for
+   * {@link #stats()} (off by default: two clock reads a call); null keeps it.
+   */
+  public void configure(Duration timeout, Integer allreduceAlgorithm, Boolean timing) {
     DistLibrary.CommOptionsStruct s = new DistLibrary.CommOptionsStruct();
     if (timeout != null) {
       s.field_mask |= OPT_TIMEOUT_MS;
@@ -133,7 +146,42 @@ public final class Comm implements AutoCloseable {
       s.field_mask |= OPT_ALLREDUCE;
       s.allreduce = allreduceAlgorithm;
     }
+    if (timing != null) {
+      s.field_mask |= OPT_TIMING;
+      s.timing = timing ? 1 : 0;
+    }
     DistException.check(DistLibrary.LIB.dist_comm_configure(handle.get(), s));
+  }
+
+  /**
+   * This communicator's counters: one row per collective, path and algorithm that ran, in the
+   * order they first ran (an unmodifiable list).
+   */
+  public List<CommStat> stats() {
+    LongByReference count = new LongByReference();
+    DistException.check(DistLibrary.LIB.dist_comm_stats(handle.get(), null, 0, count));
+    while (true) {
+      long capacity = count.getValue();
+      // toArray lays the rows out contiguously; JNA writes the first and reads them all back.
+      DistLibrary.CommStatStruct[] rows = capacity == 0 ? new DistLibrary.CommStatStruct[0]
+          : (DistLibrary.CommStatStruct[]) new DistLibrary.CommStatStruct().toArray((int) capacity);
+      DistException.check(
+          DistLibrary.LIB.dist_comm_stats(handle.get(), capacity == 0 ? null : rows[0], capacity, count));
+      // A request completing meanwhile may have added a row: then ask again with room for it.
+      if (count.getValue() <= capacity) {
+        List<CommStat> stats = new ArrayList<>();
+        for (int i = 0; i < count.getValue(); i++) {
+          rows[i].read();
+          stats.add(CommStat.of(rows[i]));
+        }
+        return Collections.unmodifiableList(stats);
+      }
+    }
+  }
+
+  /** Sets every counter of {@link #stats()} to zero; call it between calls on this communicator. */
+  public void resetStats() {
+    DistException.check(DistLibrary.LIB.dist_comm_stats_reset(handle.get()));
   }
 
   /** One C collective; `out` is null for a blocking call. */

@@ -111,11 +111,26 @@ interface DistLibrary extends Library {
     public Pointer user_data;
   }
 
-  @Structure.FieldOrder({"field_mask", "timeout_ms", "allreduce"})
+  @Structure.FieldOrder({"field_mask", "timeout_ms", "allreduce", "timing"})
   class CommOptionsStruct extends Structure {
     public long field_mask;
     public long timeout_ms;
     public int allreduce;
+    public int timing;
+  }
+
+  @Structure.FieldOrder({"collective", "path", "algorithm", "calls", "failed", "bytes", "timed_calls", "time_ns",
+      "reserved"})
+  class CommStatStruct extends Structure {
+    public int collective;
+    public int path;
+    public Pointer algorithm; // static storage in the library
+    public long calls;
+    public long failed;
+    public long bytes;
+    public long timed_calls;
+    public long time_ns;
+    public long[] reserved = new long[4];
   }
 
   @Structure.FieldOrder({"data", "count", "dtype", "memory_kind", "stream"})
@@ -275,6 +290,9 @@ interface DistLibrary extends Library {
   int dist_comm_num_hosts(Pointer comm, IntByReference numHosts);
   int dist_comm_split_host(Pointer comm, PointerByReference hostComm);
   int dist_comm_algorithm(Pointer comm, int collective, long bytes, PointerByReference name);
+  /** stats: the first of {@code capacity} contiguous rows (Structure.toArray), or null for 0. */
+  int dist_comm_stats(Pointer comm, CommStatStruct stats, long capacity, LongByReference count);
+  int dist_comm_stats_reset(Pointer comm);
 
   int dist_all_reduce(Pointer comm, BufferStruct send, BufferStruct recv, int op, PointerByReference request);
   int dist_reduce(Pointer comm, BufferStruct send, BufferStruct recv, int op, int root, PointerByReference request);

@@ -6,6 +6,7 @@ import static org.junit.Assert.assertTrue;
 import static org.junit.Assert.fail;
 
 import java.time.Duration;
+import java.util.List;
 import org.junit.Test;
 
 public class CollectivesTest {
@@ -136,11 +137,11 @@ public class CollectivesTest {
         assertEquals(c.name(), "self", w.algorithm(c, 1L << 20));
       }
       try {
-        w.algorithm(7, 8);
-        fail("collective 7");
+        w.algorithm(8, 8); // one past ALL_TO_ALL_V
+        fail("collective 8");
       } catch (DistException e) {
         assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
-        assertTrue(e.detail(), e.detail().contains("collective 7 is not a DIST_COLLECTIVE_* value"));
+        assertTrue(e.detail(), e.detail().contains("collective 8 is not a DIST_COLLECTIVE_* value"));
       }
       // One rank shares no segment and spans no hosts.
       assertUnsupported(w, Comm.ALLREDUCE_SHARED_MEMORY, "DIST_ALLREDUCE_SHARED_MEMORY");
@@ -172,6 +173,81 @@ public class CollectivesTest {
     } catch (DistException e) {
       assertEquals(Status.ERR_UNSUPPORTED, e.status());
       assertTrue(e.detail(), e.detail().contains(name));
+    }
+  }
+
+  private static CommStat untimed(Collective collective, long calls, long bytes) {
+    return new CommStat(collective, CommPath.SELF, "self", calls, 0, bytes, 0, 0);
+  }
+
+  @Test
+  public void statsCountCallsBytesAndTime() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      w.resetStats();
+      assertEquals(List.of(), w.stats());
+      float[] data = {1f, 2f, 3f, 4f, 5f, 6f};
+      NativeBuffer in = NativeBuffer.copyOf(data);
+      for (int i = 0; i < 3; i++) w.allReduce(in, NativeBuffer.allocate(DType.F32, 6), Op.SUM);
+      w.broadcast(NativeBuffer.allocate(DType.I64, 5), 0);
+      w.allToAllV(NativeBuffer.copyOf(new int[] {1, 2, 3, 4}), Blocks.packed(4), NativeBuffer.allocate(DType.I32, 4),
+          Blocks.packed(4));
+      w.barrier();
+      // Timing is off by default: no timed calls, no time.
+      assertEquals(List.of(untimed(Collective.ALL_REDUCE, 3, 3 * 6 * 4), untimed(Collective.BROADCAST, 1, 5 * 8),
+          untimed(Collective.ALL_TO_ALL_V, 1, 4 * 4), untimed(Collective.BARRIER, 1, 0)), w.stats());
+
+      w.configure(null, null, true);
+      w.resetStats();
+      assertEquals(List.of(), w.stats());
+      for (int i = 0; i < 4; i++) w.allGather(in, NativeBuffer.allocate(DType.F32, 6));
+      List<CommStat> stats = w.stats();
+      assertEquals(stats.toString(), 1, stats.size());
+      CommStat timed = stats.get(0);
+      assertEquals(Collective.ALL_GATHER, timed.collective());
+      assertEquals(CommPath.SELF, timed.path());
+      assertEquals("self", timed.algorithm());
+      assertEquals(4, timed.calls());
+      assertEquals(4 * 6 * 4, timed.bytes());
+      assertEquals(0, timed.failed());
+      assertEquals(timed.calls(), timed.timedCalls());
+      assertTrue(timed.toString(), timed.timeNs() > 0);
+
+      w.configure(null, null, false);
+      w.resetStats();
+      try (Request r = w.allReduceAsync(null, NativeBuffer.copyOf(new long[] {1, 2}), Op.MAX)) {
+        r.await();
+      }
+      assertEquals(List.of(untimed(Collective.ALL_REDUCE, 1, 2 * 8)), w.stats());
+    }
+  }
+
+  @Test
+  public void statsRefuseABadTimingAndAClosedCommunicator() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      // configure takes a Boolean: only the C struct can carry another value, which the library refuses.
+      DistLibrary.CommOptionsStruct options = new DistLibrary.CommOptionsStruct();
+      options.field_mask = Comm.OPT_TIMING;
+      options.timing = 2;
+      try {
+        DistException.check(DistLibrary.LIB.dist_comm_configure(w.handle().get(), options));
+        fail("timing 2");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+        assertTrue(e.detail(), e.detail().contains("timing 2 must be 0 or 1"));
+      }
+      Comm host = w.splitHost();
+      host.close();
+      for (Runnable call : new Runnable[] {host::stats, host::resetStats}) {
+        try {
+          call.run();
+          fail("a closed communicator");
+        } catch (DistException e) {
+          assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+          assertTrue(e.detail(), e.detail().contains("comm"));
+        }
+      }
     }
   }
 }
