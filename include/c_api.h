@@ -388,6 +388,7 @@ typedef struct dist_context dist_context_t;
 #define DIST_CONTEXT_OPT_TOKEN_FILE         (1ull << 1)
 #define DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS (1ull << 2)
 #define DIST_CONTEXT_OPT_TIMEOUT_MS         (1ull << 3)
+#define DIST_CONTEXT_OPT_TIMELINE           (1ull << 4)
 
 typedef struct dist_context_options {
   uint64_t field_mask;
@@ -395,6 +396,9 @@ typedef struct dist_context_options {
   const char* token_file;      /* or a file holding it */
   int64_t connect_timeout_ms;  /* how long to wait for every member; default 120000 */
   int64_t timeout_ms;          /* default deadline of every collective; default 60000 */
+  /* Records a timeline: this rank writes "<timeline>.<rank>.json" (see
+   * "Timelines" below). Default: DIST_TIMELINE's value when set, else none. */
+  const char* timeline;
 } dist_context_options_t;
 
 #ifdef __cplusplus
@@ -412,6 +416,33 @@ DIST_EXPORT dist_status_t dist_context_rank(const dist_context_t* context, int32
 DIST_EXPORT dist_status_t dist_context_size(const dist_context_t* context, int32_t* size);
 /* reason may be NULL. */
 DIST_EXPORT dist_status_t dist_context_abort(dist_context_t* context, const char* reason);
+
+/* ==== Timelines ====
+ * With the context option `timeline` (or DIST_TIMELINE=prefix in the environment)
+ * each rank writes "<prefix>.<rank>.json": Chrome trace events (a JSON array that
+ * Perfetto and chrome://tracing load), written as they accumulate and closed when
+ * the context and everything made from it are destroyed (a rank that dies leaves
+ * an unclosed array of whole events, which those tools and the merge read).
+ * Events are spans on lanes:
+ *   - "comm <id>": every collective (name: all_reduce, broadcast, ...; args comm,
+ *     seq, dtype, bytes, path, algorithm, waiting_ns, reducing_ns, moving_ns, and
+ *     status when it failed), with spans of its phases inside: "waiting for
+ *     peers" (once a wait actually waits) and "reducing" (reductions of 16 KiB
+ *     or more); the rest is "moving data".
+ *   - "replica <id>": each replica function of dist_strategy_run.
+ *   - "apply_gradients": each dist_strategy_apply_gradients; "buckets": each
+ *     fused bucket from packing to its consumer (args index, dtype, bytes,
+ *     segments, packed).
+ *   - "ps client": each parameter-server request from sending to the wait that
+ *     saw it done (name: the operation; args server, shard, bytes_sent,
+ *     bytes_received; detail: the server's name and any error).
+ * Times are the steady clock's, in microseconds: ranks on one host agree;
+ * `dist-info timeline merge PREFIX` writes PREFIX.json with every host's clock
+ * aligned to the first rank's. A timeline turns on timing (dist_comm_stats).
+ * Strategies without a context record to "<DIST_TIMELINE>.pid<PID>.json". Off
+ * (the default), nothing is recorded and no clock is read. A file that cannot be
+ * created fails dist_context_create with DIST_ERR_INVALID_ARGUMENT naming it; one
+ * that cannot be written later is logged once and abandoned. */
 
 /* ==== Contexts through the caller's own exchange ====
  * Frameworks that already have a rendezvous (torch's Store, MPI_Allgather, JAX's

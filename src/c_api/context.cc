@@ -24,6 +24,10 @@ ContextOptions read_context_options(const dist_context_options_t* in) {
   };
   if (has(DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS)) out.connect_timeout = milliseconds(in->connect_timeout_ms, "connect_timeout_ms");
   if (has(DIST_CONTEXT_OPT_TIMEOUT_MS)) out.timeout = milliseconds(in->timeout_ms, "timeout_ms");
+  if (has(DIST_CONTEXT_OPT_TIMELINE)) {
+    out.timeline_prefix = std::string(require(in->timeline, "options: timeline"));
+    if (out.timeline_prefix.empty()) fail_invalid("options: timeline is empty; it is the prefix of the files to write");
+  }
   return out;
 }
 

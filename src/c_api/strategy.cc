@@ -5,6 +5,7 @@
 #include "c_api/guard.h"
 #include "c_api/handles.h"
 #include "c_api/strategy_handles.h"
+#include "base/timeline.h"
 #include "strategy/reduce.h"
 
 using dist::call_guarded;
@@ -86,6 +87,7 @@ std::shared_ptr<ServerConnection> connect_parameter_servers(const dist_context_t
   if (context != nullptr) {
     options.world_position = WorkerPosition{context->world.communicator->rank(), context->world.communicator->size()};
   }
+  options.timeline = context != nullptr ? context->world.communicator->timeline() : process_timeline();
   if (has_option(in, DIST_STRATEGY_OPT_PLACEMENT)) options.placement = placement_from_int(in->placement);
   return connect_to_servers(cluster->resolved, options);
 }

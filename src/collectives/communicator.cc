@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "base/numbers.h"
+#include "base/timeline.h"
 #include "base/status.h"
 #include "collectives/algorithm_table.h"
 #include "collectives/channel_exchange.h"
@@ -80,7 +81,15 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   hosts_ = HostLayout::from_host_ids(host_ids, rank_);
   const AlgorithmOptions from_environment = algorithms_from_environment();
   environment_all_reduce_ = from_environment.all_reduce;
-  timing_ = timing_from_environment();
+  timeline_ = context.timeline();
+  trace_target_.stats = &stats_;
+  trace_target_.comm_id = id_;
+  // A timeline times every call; so does DIST_COMM_TIMING=1.
+  trace_target_.timing = timeline_ != nullptr || timing_from_environment();
+  if (timeline_ != nullptr) {
+    trace_target_.timeline = timeline_.get();
+    trace_target_.lane = timeline_->lane("comm " + std::to_string(id_));
+  }
   algorithms_.chunk_bytes = from_environment.chunk_bytes;
   if (algorithms_.chunk_bytes == 0 && context.has_bulk_endpoints()) {
     algorithms_.chunk_bytes = kZeroCopyChunkBytes;
@@ -209,28 +218,23 @@ const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const
 
 void Communicator::execute_call(const CollectiveCall& call) {
   const uint64_t seq = next_seq_++;
-  // Read the clock only when timing is on: an 8-byte call on one host takes
-  // a few clock reads' time.
-  const bool timed = timing_;
-  const auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  CallTrace trace(trace_target_, call, seq);
   const AlgorithmRow* ran = nullptr;
   // Every call past its argument checks counts, under the algorithm that ran
   // it or, when it failed before one took it (a peer's call disagreed, the
   // communicator had failed), the one that would have.
-  auto count = [&](Status status) {
+  auto finish = [&](Status status) {
     if (ran == nullptr && status == Status::kInvalidArgument) return;
     const Path path = path_ == Path::kSelf ? Path::kSelf : path_for(call.signature.kind);
-    const uint64_t bytes = counted_bytes(call);
     const char* algorithm = path == Path::kSelf ? name(Path::kSelf) : ran != nullptr ? ran->name : nullptr;
     if (algorithm == nullptr) {
       try {
-        algorithm = algorithm_for(call.signature.kind, static_cast<size_t>(bytes));
+        algorithm = algorithm_for(call.signature.kind, static_cast<size_t>(counted_bytes(call)));
       } catch (const Error&) {
         return;
       }
     }
-    const int64_t ns = timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count() : -1;
-    stats_.record(call.signature.kind, path, algorithm, bytes, status == Status::kOk, ns);
+    trace.finish(status, path, algorithm);
   };
   try {
     // The gate first, even on a failed communicator: it ends what the caller
@@ -241,30 +245,30 @@ void Communicator::execute_call(const CollectiveCall& call) {
     // compare the two); a forced shared-memory one falls back where there is none.
     if (path_for(call.signature.kind) == Path::kSharedMemory) {
       run_shm_collective(*shm_, call, seq, timeout_, forced_, &ran);
-      count(Status::kOk);
+      finish(Status::kOk);
       return;
     }
     if (call.pieces != nullptr) fail(Status::kInternal, "a piecewise all-reduce needs the shared-memory path");
     if (path_for(call.signature.kind) == Path::kHierarchical) {
       run_hierarchical_collective(*hierarchy_, call, seq, timeout_, algorithms_, forced_, &ran);
-      count(Status::kOk);
+      finish(Status::kOk);
       return;
     }
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     channel_->begin(call_words(call.signature), seq, deadline);
     run_collective(*channel_, call, algorithms_, forced_, &ran);
     channel_->end();
-    count(Status::kOk);
+    finish(Status::kOk);
   } catch (const Error& e) {
     // The first failure sticks to the communicator and reaches its members.
     failure_->set(e.status(), e.what());
     channel_->end();
-    count(e.status());
+    finish(e.status());
     throw;
   } catch (const std::bad_alloc&) {
     failure_->set(Status::kNoMemory, "out of memory");
     channel_->end();
-    count(Status::kNoMemory);
+    finish(Status::kNoMemory);
     throw Error(Status::kNoMemory, "out of memory");
   }
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collectives/call_stats.h"
+#include "collectives/call_trace.h"
 #include "collectives/collective_call.h"
 #include "collectives/hierarchical/hierarchy.h"
 #include "collectives/host_layout.h"
@@ -29,6 +30,7 @@
 namespace dist {
 
 class DeviceCalls;
+class Timeline;
 
 class Communicator {
  public:
@@ -51,8 +53,10 @@ class Communicator {
   void set_algorithms(const AlgorithmOptions& algorithms);
   // Whether its calls are timed (dist_comm_stats' time): off by default, on
   // with DIST_COMM_TIMING=1. Not while calls run.
-  void set_timing(bool timing) { timing_ = timing; }
-  bool timing() const { return timing_; }
+  void set_timing(bool timing) { trace_target_.timing = timing; }
+  bool timing() const { return trace_target_.timing; }
+  // The timeline its calls are recorded on; null when none records.
+  const std::shared_ptr<Timeline>& timeline() const { return timeline_; }
   // Its counters, per collective, path and algorithm: calls on host memory,
   // then those on CUDA memory (device_calls.h counts them).
   std::vector<CallStatsRow> stats() const;
@@ -140,8 +144,9 @@ class Communicator {
   // offers it (point to point beside shared memory).
   Path all_reduce_path_ = Path::kSelf;
   uint64_t next_seq_ = 0;
-  bool timing_ = false;
   CallStats stats_;
+  std::shared_ptr<Timeline> timeline_;
+  CallTraceTarget trace_target_;  // what each call's trace notes to
   CallStats device_stats_;  // written by device_calls_, which the first call on CUDA memory makes
 
   std::mutex queue_mutex_;

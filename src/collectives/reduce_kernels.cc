@@ -19,6 +19,7 @@
 #include <string>
 #include <type_traits>
 
+#include "base/call_phases.h"
 #include "base/status.h"
 #include "collectives/reduce_element_ops.h"
 
@@ -389,6 +390,11 @@ const Kernels& kernels_for(DType dtype, ReduceOp op) {
 void reduce(void* out, const void* a, const void* b, size_t count, DType dtype, ReduceOp op) {
   const Kernels& kernels = kernels_for(dtype, op);
   if (count == 0) return;
+  if (count * size_of(dtype) >= kTracedReduceBytes) {
+    PhaseScope reducing(CallPhase::kReducing);
+    kernels.binary(out, a, b, count);
+    return;
+  }
   kernels.binary(out, a, b, count);
 }
 
@@ -397,13 +403,21 @@ void reduce_many(void* out, const void* const* inputs, size_t num_inputs, size_t
   const Kernels& kernels = kernels_for(dtype, op);
   if (num_inputs == 0) fail_invalid("reduce_many: the number of inputs must be at least 1, got 0");
   if (count == 0) return;
-  if (num_inputs == 1) {
-    if (out != inputs[0]) std::memcpy(out, inputs[0], count * size_of(dtype));
-  } else if (num_inputs == 2) {
-    kernels.binary(out, inputs[0], inputs[1], count);
-  } else {
-    kernels.many(out, inputs, num_inputs, count);
+  auto run = [&] {
+    if (num_inputs == 1) {
+      if (out != inputs[0]) std::memcpy(out, inputs[0], count * size_of(dtype));
+    } else if (num_inputs == 2) {
+      kernels.binary(out, inputs[0], inputs[1], count);
+    } else {
+      kernels.many(out, inputs, num_inputs, count);
+    }
+  };
+  if (num_inputs > 1 && count * size_of(dtype) >= kTracedReduceBytes) {
+    PhaseScope reducing(CallPhase::kReducing);
+    run();
+    return;
   }
+  run();
 }
 
 KernelIsa kernel_isa() {

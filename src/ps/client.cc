@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/json.h"
+#include "base/timeline.h"
 #include "ps/protocol.h"
 #include "ps/spec_codec.h"
 
@@ -105,6 +106,7 @@ PsRequestPtr PsClient::submit(int server, int32_t op, uint64_t id, uint64_t arg1
   call->response_into = response_into;
   call->response_capacity = response_bytes;
   PsRequestPtr request(new PsRequest(server, call, exact_response ? response_bytes : kAnyResponse));
+  if (options_.timeline != nullptr) request->sent_ns_ = timeline_now_ns();
   std::lock_guard<std::recursive_mutex> guard(mutex_);
   connections_[static_cast<size_t>(server)]->submit(call);
   return request;
@@ -118,6 +120,7 @@ PsRequestPtr PsClient::submit_owned(int server, int32_t op, uint64_t id, std::ve
   call->request.args[0] = id;
   call->response_capacity = response_capacity;
   PsRequestPtr request(new PsRequest(server, call, kAnyResponse));
+  if (options_.timeline != nullptr) request->sent_ns_ = timeline_now_ns();
   request->owned_payload_ = std::move(payload);
   call->payload[0] = request->owned_payload_.data();
   call->payload_bytes[0] = request->owned_payload_.size();
@@ -228,7 +231,33 @@ void PsClient::wait(const std::vector<PsRequestPtr>& requests) {
                    std::to_string(request->expected_response_);
     }
   }
+  if (options_.timeline != nullptr) record(requests);
   for (const PsRequestPtr& request : requests) request->call_->check();
+}
+
+void PsClient::record(const std::vector<PsRequestPtr>& requests) {
+  Timeline& timeline = *options_.timeline;
+  if (lane_ == 0) lane_ = timeline.lane("ps client");
+  const int64_t now = timeline_now_ns();
+  for (const PsRequestPtr& request : requests) {
+    if (request->recorded_) continue;
+    request->recorded_ = true;
+    const RpcCall& call = *request->call_;
+    TimelineEvent event;
+    event.name = op_name(call.request.code);
+    event.category = "ps";
+    event.start_ns = request->sent_ns_;
+    event.duration_ns = now - request->sent_ns_;
+    event.lane = lane_;
+    event.add("server", request->server_)
+        .add("shard", static_cast<int64_t>(call.request.args[0]))
+        .add("bytes_sent", static_cast<int64_t>(call.payload_bytes[0] + call.payload_bytes[1]))
+        .add("bytes_received", static_cast<int64_t>(call.response_bytes));
+    // Text outlives the client only as a copy: the server's name, and why it failed.
+    event.detail = options_.servers[static_cast<size_t>(request->server_)].name;
+    if (call.status != Status::kOk) event.detail += ": " + call.error;
+    timeline.record(std::move(event));
+  }
 }
 
 }  // namespace dist::ps

@@ -28,6 +28,10 @@
 #include "ps/variable_spec.h"
 #include "transport/rpc_connection.h"
 
+namespace dist {
+class Timeline;
+}
+
 namespace dist::ps {
 
 struct ServerAddress {
@@ -40,6 +44,9 @@ struct ClientOptions {
   std::string token;
   RpcTimeouts timeouts;
   int64_t worker_id = -1;  // identifies this worker's gradients in synchronous rounds
+  // Where each request is recorded, from its sending to the wait that saw
+  // it done (lane "ps client"); null: nowhere.
+  std::shared_ptr<Timeline> timeline;
 };
 
 // One request in flight. After wait(): status() and the response arguments.
@@ -64,6 +71,8 @@ class PsRequest {
   size_t expected_response_;               // exact bytes a successful response must carry (SIZE_MAX: any)
   std::vector<uint8_t> owned_payload_;     // payload built by the client (create, control)
   std::vector<int64_t> owned_rows_;
+  int64_t sent_ns_ = 0;                    // while a timeline records
+  bool recorded_ = false;                  // its span is on the timeline
 };
 using PsRequestPtr = std::shared_ptr<PsRequest>;
 
@@ -121,6 +130,8 @@ class PsClient {
     VariableSpec spec;
     std::shared_ptr<std::vector<uint8_t>> initial;
   };
+  // Puts the requests' spans on the timeline (once each).
+  void record(const std::vector<PsRequestPtr>& requests);
   PsRequestPtr submit(int server, int32_t op, uint64_t id, uint64_t arg1, uint64_t arg2, const void* payload0,
                       size_t bytes0, const void* payload1, size_t bytes1, void* response_into,
                       size_t response_bytes, bool exact_response);
@@ -136,6 +147,7 @@ class PsClient {
   };
 
   ClientOptions options_;
+  uint32_t lane_ = 0;  // "ps client" on options_.timeline, once used
   std::vector<std::unique_ptr<RpcConnection>> connections_;
   std::vector<std::map<uint64_t, Remembered>> created_;  // per server
   std::vector<Replay> replays_;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "base/timeline.h"
 #include "collectives/piecewise.h"
 #include "collectives/reduce_kernels.h"
 
@@ -28,6 +29,7 @@ struct Bucket {
   uint64_t count = 0;
   std::vector<FusedSegment> segments;
   std::shared_ptr<Operation> operation;
+  int64_t opened_ns = 0;  // while a timeline records: when packing began
 };
 
 void check_tensors(const Strategy& strategy, const std::vector<std::vector<TensorRef>>& per_replica) {
@@ -141,6 +143,7 @@ class FusionPipeline {
     while (free_.empty() || in_flight_.size() >= kMaxInFlight) finish_oldest();
     Bucket bucket;
     bucket.dtype = dtype;
+    if (strategy_.timeline() != nullptr) bucket.opened_ns = timeline_now_ns();
     bucket.storage = free_.back();
     free_.pop_back();
     const size_t capacity_bytes = static_cast<size_t>(capacity) * size_of(dtype);
@@ -153,6 +156,7 @@ class FusionPipeline {
     while (in_flight_.size() >= kMaxInFlight) finish_oldest();
     Bucket bucket;
     bucket.dtype = dtype;
+    if (strategy_.timeline() != nullptr) bucket.opened_ns = timeline_now_ns();
     bucket.data = static_cast<unsigned char*>(per_replica_[0][tensor].data) + offset * size_of(dtype);
     bucket.count = count;
     bucket.segments.push_back(FusedSegment{tensor, offset, count, dtype});
@@ -181,6 +185,25 @@ class FusionPipeline {
     submit(bucket);
   }
 
+  // A bucket's span on the timeline: packed, on the wire, consumed.
+  void record(const Bucket& bucket) {
+    Timeline* timeline = strategy_.timeline();
+    if (timeline == nullptr) return;
+    if (lane_ == 0) lane_ = timeline->lane("buckets");
+    TimelineEvent event;
+    event.name = "bucket";
+    event.category = "apply_gradients";
+    event.start_ns = bucket.opened_ns;
+    event.duration_ns = timeline_now_ns() - bucket.opened_ns;
+    event.lane = lane_;
+    event.add("index", static_cast<int64_t>(buckets_done_++))
+        .add("dtype", name(bucket.dtype))
+        .add("bytes", static_cast<int64_t>(bucket.count * size_of(bucket.dtype)))
+        .add("segments", static_cast<int64_t>(bucket.segments.size()))
+        .add("packed", bucket.storage != nullptr ? 1 : 0);
+    timeline->record(std::move(event));
+  }
+
   void finish_oldest() {
     Bucket bucket = std::move(in_flight_.front());
     in_flight_.pop_front();
@@ -197,6 +220,7 @@ class FusionPipeline {
       consume_(s, bucket.data + position * element);
       position += s.count;
     }
+    record(bucket);
     if (bucket.storage != nullptr) free_.push_back(bucket.storage);
   }
 
@@ -206,6 +230,8 @@ class FusionPipeline {
   const FusedConsumer& consume_;
   std::vector<std::vector<unsigned char>*> free_;
   std::deque<Bucket> in_flight_;
+  uint32_t lane_ = 0;  // "buckets", once one is recorded
+  uint64_t buckets_done_ = 0;
 };
 
 // Several local replicas: their tensors are first summed into replica 0's

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/timeline.h"
 #include "topology/thread_binding.h"
 #ifdef DIST_HAVE_CUDA
 #include <optional>
@@ -74,6 +75,8 @@ void run_replicas(Strategy& strategy, const std::function<void(ReplicaContext&)>
       std::optional<DeviceScope> device;
       if (strategy.replica_device(local_index) >= 0) device.emplace(strategy.replica_device(local_index));
 #endif
+      TimelineSpan span(strategy.timeline(), "replica fn", "replica", who);
+      if (span.recording()) span.event().add("replica", context.replica_id());
       body(context);
       return;
     } catch (const Error& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/status.h"
+#include "base/timeline.h"
 #include "strategy/merge_scope.h"
 #ifdef DIST_HAVE_CUDA
 #include "strategy/gpu_replicas.h"
@@ -103,6 +104,7 @@ Strategy::Strategy(Communicator* world, const StrategyConfig& config, const Work
       identity_(identity),
       local_replicas_(checked_local_replicas(config, &on_gpus_)),
       rendezvous_(local_replicas_) {
+  timeline_ = world != nullptr ? world->timeline() : process_timeline();
   if (config_.bytes_per_pack == 0) config_.bytes_per_pack = kDefaultBytesPerPack;
   const ReplicaDevices devices = replica_devices(local_replicas_, on_gpus_);
   check_device_options(config_, devices);

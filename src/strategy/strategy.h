@@ -53,6 +53,7 @@ inline constexpr uint64_t kDefaultBytesPerPack = 8ull << 20;
 inline constexpr int kMaxLocalReplicas = 64;
 
 class GpuReplicas;
+class Timeline;
 
 class Strategy {
  public:
@@ -93,6 +94,10 @@ class Strategy {
   Communication communication() const { return config_.communication; }
   // The communicator the workers sync over; null when alone.
   Communicator* sync_communicator() const { return comm_.get(); }
+  // The timeline its replicas, buckets and requests are recorded on: the
+  // context's, or DIST_TIMELINE's for the process without one; null when
+  // none records.
+  Timeline* timeline() const { return timeline_.get(); }
   // The deadline of a call made now: the strategy's timeout, else the
   // communicator's, else 60 s.
   std::chrono::steady_clock::time_point deadline() const;
@@ -145,6 +150,7 @@ class Strategy {
   ReplicaRendezvous rendezvous_;
   std::atomic<bool> running_{false};
   std::array<std::vector<unsigned char>, 3> fusion_buffers_;
+  std::shared_ptr<Timeline> timeline_;
 };
 
 }  // namespace dist

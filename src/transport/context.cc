@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "base/status.h"
+#include "base/timeline.h"
 #include "cluster/worker_position.h"
 #include "topology/host_identity.h"
 #include "transport/ucx_worker.h"
@@ -49,6 +50,8 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options)
 
 Context::Context(const ResolvedCluster& cluster, const ContextOptions& options, Socket listener, SteadyTime deadline)
     : timeout_(options.timeout) {
+  timeline_prefix_ = options.timeline_prefix;
+  if (timeline_prefix_.empty()) timeline_prefix_ = options.env.get("DIST_TIMELINE").value_or("");
   if (cluster.spec.empty()) {
     names_.push_back("worker:0");  // a single process: nothing to connect
     host_ids_.push_back(host_identity());
@@ -113,6 +116,19 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options, 
   transport_error_at_.assign(peers_.size(), SteadyTime{});
   worker_->connect(remote, [this](int rank, const std::string& reason) { on_transport_error(rank, reason); });
   start_monitor();
+}
+
+std::shared_ptr<Timeline> Context::timeline() {
+  std::call_once(timeline_once_, [this] {
+    if (timeline_prefix_.empty()) return;
+    TimelineOwner owner;
+    owner.rank = rank_;
+    owner.size = size();
+    owner.task = name(rank_);
+    owner.host_id = host_id(rank_);
+    timeline_ = std::make_shared<Timeline>(Timeline::path_for(timeline_prefix_, rank_), owner);
+  });
+  return timeline_;
 }
 
 bool Context::has_bulk_endpoints() const { return worker_ != nullptr && worker_->has_bulk_endpoints(); }

@@ -20,12 +20,16 @@
 
 namespace dist {
 
+class Timeline;
 class UcxWorker;  // transport/ucx_worker.h, which only the transport includes
 
 struct ContextOptions {
   TokenSources token;
   std::chrono::milliseconds connect_timeout{120000};
   std::chrono::milliseconds timeout{60000};  // default deadline of each collective
+  // Records a timeline to "<prefix>.<rank>.json" (base/timeline.h); empty:
+  // DIST_TIMELINE's, when set.
+  std::string timeline_prefix;
   Environment env = Environment::from_process();
 };
 
@@ -52,6 +56,9 @@ class Context {
   // about a peer (the name alone before the bootstrap told where).
   std::string describe(int rank) const;
   std::chrono::milliseconds timeout() const { return timeout_; }
+  // The timeline this rank records, opened at the first ask; null when none
+  // was asked for.
+  std::shared_ptr<Timeline> timeline();
   // Null for a single-process context.
   UcxWorker* worker() { return worker_.get(); }
   // Whether the worker gives large payloads endpoints of their own
@@ -92,6 +99,9 @@ class Context {
   std::vector<bool> lost_or_troubled();
 
   int rank_ = 0;
+  std::string timeline_prefix_;
+  std::once_flag timeline_once_;
+  std::shared_ptr<Timeline> timeline_;
   std::vector<std::string> names_;
   std::vector<std::string> host_ids_;  // by rank
   std::chrono::milliseconds timeout_;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/call_phases.h"
 #include "base/status.h"
 #include "transport/ucx_worker.h"
 
@@ -396,7 +397,9 @@ void UcxChannel::wait(TransferId id) {
     }
     return false;
   };
+  WaitingPhase waiting;
   while (!t.done()) {
+    waiting.begin();
     if (failure_->failed()) {
       cancel_outstanding();
       failure_->check();

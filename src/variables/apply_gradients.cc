@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/status.h"
+#include "base/timeline.h"
 #include "strategy/fused_all_reduce.h"
 #ifdef DIST_HAVE_CUDA
 #include "variables/device_apply_gradients.h"
@@ -65,6 +66,10 @@ void apply_gradients(Strategy& strategy, const std::vector<Variable*>& variables
   if (!one_per_variable) fail(Status::kInternal, "apply_gradients: not one gradient per variable and local replica");
   for (size_t i = 0; i < variables.size(); ++i) check_trainable(strategy, *variables[i], gradients, i);
   check_each_once(variables);
+  TimelineSpan span(strategy.timeline(), "apply_gradients", "apply_gradients", "apply_gradients");
+  if (span.recording()) {
+    span.event().add("variables", static_cast<int64_t>(variables.size())).add("replicas", strategy.num_local_replicas());
+  }
 #ifdef DIST_HAVE_CUDA
   // A strategy's ON_WRITE variables are all on its GPU replicas, or none is.
   if (!variables.empty() && variables[0]->device_copies() != nullptr) {

@@ -13,6 +13,7 @@ int cluster_command(const Args& args);
 int expand_hostlist_command(const Args& args);
 int build_command(const Args& args);
 int topology_command(const Args& args);
+int timeline_command(const Args& args);
 
 // Prints "dist-info: <message>" to stderr and returns the exit code for errors.
 int report_error(const std::string& message);

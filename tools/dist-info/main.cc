@@ -20,7 +20,9 @@ constexpr const char* kUsage =
     "      resolve this process's cluster and print it\n"
     "  expand-hostlist EXPR   one host per line, as `scontrol show hostnames`\n"
     "  build                  version, build features and linked components\n"
-    "  topology               packages, NUMA nodes, cores, PUs, GPUs and NICs\n";
+    "  topology               packages, NUMA nodes, cores, PUs, GPUs and NICs\n"
+    "  timeline merge PREFIX [--output FILE]\n"
+    "      the ranks' timelines (DIST_TIMELINE=PREFIX) as one trace, clocks aligned\n";
 
 }  // namespace
 
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
     if (command == "expand-hostlist") return dist::info::expand_hostlist_command(args);
     if (command == "build") return dist::info::build_command(args);
     if (command == "topology") return dist::info::topology_command(args);
+    if (command == "timeline") return dist::info::timeline_command(args);
   } catch (const std::exception& e) {
     return dist::info::report_error(e.what());
   }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/call_phases.h"
 #include "base/status.h"
 #include "collectives/shm/single_copy.h"
 
@@ -102,7 +103,9 @@ void ShmGroup::wait_for_all(Counter counter) {
         counter == Counter::kArrived ? control.calls[step_ & 1].announced : control.reduced;
     unsigned polls = 0;
     std::chrono::steady_clock::time_point waiting_since{};
+    WaitingPhase waiting;
     while (published.load(std::memory_order_acquire) < step_) {
+      waiting.begin();
       if (failure_->failed()) failure_->check();
       ++polls;
       if (polls < spin_polls_) {

@@ -16,6 +16,7 @@ std::shared_ptr<ServerConnection> connect_to_servers(const ResolvedCluster& clus
   ps::ClientOptions client;
   client.servers = ps::cluster_servers(cluster.spec);
   client.token = options.token;
+  client.timeline = options.timeline;
   if (options.call_timeout) client.timeouts.call = *options.call_timeout;
   // Anonymous when alone: every gradient counts in a synchronous round.
   if (position.count > 1 || options.world_position) client.worker_id = position.index;

@@ -33,6 +33,8 @@
 
 namespace dist {
 
+class Timeline;
+
 struct ServerConnectionOptions {
   std::string token;  // the cluster token the servers check
   std::optional<std::chrono::milliseconds> call_timeout;  // unset: the client's default
@@ -41,6 +43,7 @@ struct ServerConnectionOptions {
   // without a context (the position then comes from the cluster, and a worker
   // alone stays anonymous to the servers).
   std::optional<WorkerPosition> world_position;
+  std::shared_ptr<Timeline> timeline;  // where requests are recorded; null: nowhere
 };
 
 class ServerConnection {

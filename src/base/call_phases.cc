@@ -1,0 +1,51 @@
+#include "base/call_phases.h"
+
+#include "base/timeline.h"
+
+namespace dist {
+
+namespace {
+thread_local CallPhases* t_current = nullptr;
+}  // namespace
+
+const char* name(CallPhase phase) {
+  switch (phase) {
+    case CallPhase::kWaiting: return "waiting for peers";
+    case CallPhase::kReducing: return "reducing";
+    case CallPhase::kMoving: break;
+  }
+  return "moving data";
+}
+
+CallPhases* current_call_phases() { return t_current; }
+void set_current_call_phases(CallPhases* phases) { t_current = phases; }
+
+void CallPhases::close(int64_t now_ns) {
+  totals_[static_cast<int>(current_)] += now_ns - current_start_ns_;
+  if (current_ == CallPhase::kWaiting && first_wait_end_ns_ < 0) first_wait_end_ns_ = now_ns;
+  if (current_ == CallPhase::kMoving || now_ns <= current_start_ns_) return;
+  if (!intervals_.empty() && intervals_.back().phase == current_ &&
+      current_start_ns_ - intervals_.back().end_ns < kMergeGapNs) {
+    intervals_.back().end_ns = now_ns;
+  } else if (intervals_.size() < kMaxIntervals) {
+    intervals_.push_back({current_, current_start_ns_, now_ns});
+  }
+}
+
+CallPhase CallPhases::enter(CallPhase phase) {
+  const CallPhase previous = current_;
+  if (phase == current_) return previous;
+  const int64_t now = timeline_now_ns();
+  close(now);
+  current_ = phase;
+  current_start_ns_ = now;
+  return previous;
+}
+
+void CallPhases::finish(int64_t end_ns) {
+  close(end_ns);
+  current_ = CallPhase::kMoving;
+  current_start_ns_ = end_ns;
+}
+
+}  // namespace dist

@@ -1,0 +1,101 @@
+// Where a traced collective's time goes: waiting for peers, reducing, or
+// moving data (everything else). While a timeline records, the call's thread
+// holds a CallPhases; the places that wait or reduce mark their phase with a
+// PhaseScope, which without one costs a thread-local load. Waits mark
+// themselves only once they actually have to wait, reductions only when they
+// are large enough for two clock reads not to matter (kTracedReduceBytes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dist {
+
+enum class CallPhase : uint8_t { kMoving = 0, kWaiting = 1, kReducing = 2 };
+
+// "moving data", "waiting for peers", "reducing".
+const char* name(CallPhase phase);
+
+// Reductions smaller than this count as moving data.
+constexpr size_t kTracedReduceBytes = 16 << 10;
+
+class CallPhases {
+ public:
+  struct Interval {
+    CallPhase phase;
+    int64_t start_ns;
+    int64_t end_ns;
+  };
+  // Intervals kept per call (beyond them only the totals grow); intervals of
+  // one phase closer than kMergeGapNs are kept as one.
+  static constexpr size_t kMaxIntervals = 64;
+  static constexpr int64_t kMergeGapNs = 2000;
+
+  explicit CallPhases(int64_t start_ns) : current_start_ns_(start_ns) {}
+  // Switches to `phase` now; returns the phase it was in.
+  CallPhase enter(CallPhase phase);
+  // Closes the last interval at `end_ns`.
+  void finish(int64_t end_ns);
+
+  // The waiting and reducing intervals, in order.
+  const std::vector<Interval>& intervals() const { return intervals_; }
+  int64_t total_ns(CallPhase phase) const { return totals_[static_cast<int>(phase)]; }
+  // When the call's first wait ended (its peers had come), or -1: it never waited.
+  int64_t first_wait_end_ns() const { return first_wait_end_ns_; }
+
+ private:
+  void close(int64_t now_ns);
+
+  CallPhase current_ = CallPhase::kMoving;
+  int64_t current_start_ns_;
+  int64_t totals_[3] = {0, 0, 0};
+  int64_t first_wait_end_ns_ = -1;
+  std::vector<Interval> intervals_;
+};
+
+// The phases of the call this thread runs, while a timeline records; else null.
+CallPhases* current_call_phases();
+void set_current_call_phases(CallPhases* phases);
+
+// Marks `phase` for its scope in the current call, if one is traced.
+class PhaseScope {
+ public:
+  explicit PhaseScope(CallPhase phase) : phases_(current_call_phases()) {
+    if (phases_ != nullptr) previous_ = phases_->enter(phase);
+  }
+  ~PhaseScope() {
+    if (phases_ != nullptr) phases_->enter(previous_);
+  }
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  CallPhases* phases_;
+  CallPhase previous_ = CallPhase::kMoving;
+};
+
+// A wait's mark, begun only once it has to wait (begin() may be called on
+// every turn of its loop; only the first does anything).
+class WaitingPhase {
+ public:
+  WaitingPhase() = default;
+  void begin() {
+    if (begun_) return;
+    begun_ = true;
+    phases_ = current_call_phases();
+    if (phases_ != nullptr) previous_ = phases_->enter(CallPhase::kWaiting);
+  }
+  ~WaitingPhase() {
+    if (phases_ != nullptr) phases_->enter(previous_);
+  }
+  WaitingPhase(const WaitingPhase&) = delete;
+  WaitingPhase& operator=(const WaitingPhase&) = delete;
+
+ private:
+  bool begun_ = false;
+  CallPhases* phases_ = nullptr;
+  CallPhase previous_ = CallPhase::kMoving;
+};
+
+}  // namespace dist

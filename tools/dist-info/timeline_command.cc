@@ -1,0 +1,232 @@
+// dist-info timeline merge: the ranks' timelines (base/timeline.h) as one
+// trace. Ranks on one host share the steady clock and need nothing; another
+// host's clock is moved by the median, over the collectives both hosts' ranks
+// ran, of how much later the first rank ended each one than that host's ranks
+// (a collective ends within microseconds on every rank: its last message
+// arrives everywhere at about once). Without a common collective, the hosts'
+// wall clocks (written beside the steady clock in each file) place them.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <glob.h>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "commands.h"
+
+namespace dist::info {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: dist-info timeline merge PREFIX [--output FILE]\n"
+    "       dist-info timeline merge FILE... --output FILE\n"
+    "  merges the ranks' timelines (PREFIX.<rank>.json, as DIST_TIMELINE=PREFIX\n"
+    "  writes them) into one Chrome trace (PREFIX.json by default), each\n"
+    "  host's clock aligned with the first rank's\n";
+
+struct RankTimeline {
+  std::string path;
+  Json events;  // the array
+  int rank = -1;
+  std::string host_id;
+  int64_t steady_ns = 0;
+  int64_t system_ns = 0;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail_invalid("timeline merge: cannot read " + dist::quoted(path) + ": " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A rank that stopped without closing its file leaves the array open (the
+// trace format allows it); the events before are whole.
+Json parse_events(const std::string& path) {
+  std::string text = read_file(path);
+  Json events = Json::parse(text, nullptr, false);
+  if (events.is_discarded()) {
+    while (!text.empty() && (text.back() == ',' || std::isspace(static_cast<unsigned char>(text.back())))) text.pop_back();
+    events = Json::parse(text + "\n]", nullptr, false);
+  }
+  if (events.is_discarded() || !events.is_array()) {
+    fail_invalid("timeline merge: " + dist::quoted(path) + " is not a timeline (a JSON array of trace events)");
+  }
+  return events;
+}
+
+RankTimeline load(const std::string& path) {
+  RankTimeline t;
+  t.path = path;
+  t.events = parse_events(path);
+  for (const Json& e : t.events) {
+    if (!e.is_object() || e.value("ph", "") != "M" || e.value("name", "") != "libdistribute") continue;
+    const Json& args = e.at("args");
+    t.rank = args.at("rank").get<int>();
+    t.host_id = args.at("host_id").get<std::string>();
+    t.steady_ns = args.at("steady_ns").get<int64_t>();
+    t.system_ns = args.at("system_ns").get<int64_t>();
+    return t;
+  }
+  fail_invalid("timeline merge: " + dist::quoted(path) + " has no libdistribute metadata (not written by libdistribute?)");
+}
+
+// (comm, seq) -> when the call ended, in ns of the file's clock.
+std::map<std::pair<int64_t, int64_t>, double> collective_ends(const RankTimeline& t) {
+  std::map<std::pair<int64_t, int64_t>, double> ends;
+  for (const Json& e : t.events) {
+    if (!e.is_object() || e.value("cat", "") != "collective" || e.value("ph", "") != "X") continue;
+    const Json& args = e.at("args");
+    if (args.contains("status")) continue;  // a failed call ends when its rank notices
+    const double end_us = e.at("ts").get<double>() + e.at("dur").get<double>();
+    ends[{args.at("comm").get<int64_t>(), args.at("seq").get<int64_t>()}] = end_us * 1000.0;
+  }
+  return ends;
+}
+
+struct HostOffset {
+  double ns = 0;
+  std::string how;  // "same host", "collectives (N)", "wall clock"
+};
+
+HostOffset offset_of_host(const RankTimeline& reference, const std::vector<const RankTimeline*>& host) {
+  const auto reference_ends = collective_ends(reference);
+  std::vector<double> differences;
+  for (const RankTimeline* t : host) {
+    for (const auto& [call, end] : collective_ends(*t)) {
+      auto found = reference_ends.find(call);
+      if (found != reference_ends.end()) differences.push_back(found->second - end);
+    }
+  }
+  HostOffset offset;
+  if (differences.empty()) {
+    // Wall clocks: the same moment in both files, read through each clock.
+    const RankTimeline& t = *host.front();
+    offset.ns = static_cast<double>((t.system_ns - t.steady_ns) - (reference.system_ns - reference.steady_ns));
+    offset.how = "wall clock";
+    return offset;
+  }
+  std::nth_element(differences.begin(), differences.begin() + differences.size() / 2, differences.end());
+  offset.ns = differences[differences.size() / 2];
+  offset.how = "collectives (" + std::to_string(differences.size()) + ")";
+  return offset;
+}
+
+std::vector<std::string> files_of_prefix(const std::string& prefix) {
+  glob_t found{};
+  const std::string pattern = prefix + ".*.json";
+  std::vector<std::string> files;
+  if (glob(pattern.c_str(), 0, nullptr, &found) == 0) {
+    for (size_t i = 0; i < found.gl_pathc; ++i) {
+      const std::string path = found.gl_pathv[i];
+      // Only "<prefix>.<rank>.json" and "<prefix>.pid<PID>.json".
+      const std::string middle = path.substr(prefix.size() + 1, path.size() - prefix.size() - 6);
+      const std::string digits = middle.rfind("pid", 0) == 0 ? middle.substr(3) : middle;
+      if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos) files.push_back(path);
+    }
+  }
+  globfree(&found);
+  if (files.empty()) fail_invalid("timeline merge: no files " + dist::quoted(pattern));
+  return files;
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  std::FILE* file = std::fopen(temporary.c_str(), "w");
+  if (file == nullptr) fail_invalid("timeline merge: cannot create " + dist::quoted(temporary) + ": " + std::strerror(errno));
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  const bool closed = std::fclose(file) == 0;
+  if (!written || !closed || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(temporary.c_str());
+    fail(Status::kSystem, "timeline merge: writing " + dist::quoted(path) + " failed: " + why);
+  }
+}
+
+int merge(const Args& args) {
+  std::vector<std::string> inputs;
+  std::string output;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--output" || args[i] == "-o") {
+      if (i + 1 >= args.size()) fail_invalid(args[i] + " needs a file");
+      output = args[++i];
+    } else if (args[i].rfind("-", 0) == 0) {
+      fail_invalid("timeline merge: unknown flag " + dist::quoted(args[i]) + "\n" + kUsage);
+    } else {
+      inputs.push_back(args[i]);
+    }
+  }
+  if (inputs.empty()) fail_invalid(std::string("timeline merge: no timelines given\n") + kUsage);
+  struct stat st{};
+  if (inputs.size() == 1 && stat(inputs[0].c_str(), &st) != 0) {
+    const std::string prefix = inputs[0];
+    inputs = files_of_prefix(prefix);
+    if (output.empty()) output = prefix + ".json";
+  }
+  if (output.empty()) fail_invalid("timeline merge: --output is needed when files are named");
+
+  std::vector<RankTimeline> ranks;
+  for (const std::string& path : inputs) ranks.push_back(load(path));
+  std::sort(ranks.begin(), ranks.end(), [](const RankTimeline& a, const RankTimeline& b) { return a.rank < b.rank; });
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    if (ranks[i].rank == ranks[i - 1].rank && ranks[i].host_id == ranks[i - 1].host_id &&
+        ranks[i].steady_ns == ranks[i - 1].steady_ns) {
+      fail_invalid("timeline merge: " + dist::quoted(ranks[i - 1].path) + " and " + dist::quoted(ranks[i].path) +
+                   " are the same rank's timeline");
+    }
+  }
+  const RankTimeline& reference = ranks.front();
+  std::map<std::string, std::vector<const RankTimeline*>> hosts;
+  for (const RankTimeline& t : ranks) hosts[t.host_id].push_back(&t);
+  std::map<std::string, HostOffset> offsets;
+  for (const auto& [host, members] : hosts) {
+    offsets[host] = host == reference.host_id ? HostOffset{0, "same host"} : offset_of_host(reference, members);
+  }
+
+  Json merged = Json::array();
+  Json alignment = Json::array();
+  for (const RankTimeline& t : ranks) {
+    const HostOffset& offset = offsets[t.host_id];
+    alignment.push_back({{"file", t.path}, {"rank", t.rank}, {"host_id", t.host_id},
+                         {"offset_us", offset.ns / 1000.0}, {"aligned_by", offset.how}});
+    for (Json e : t.events) {
+      if (e.is_object() && e.contains("ts") && e.at("ts").is_number()) {
+        e["ts"] = e.at("ts").get<double>() + offset.ns / 1000.0;
+      }
+      merged.push_back(std::move(e));
+    }
+  }
+  merged.push_back({{"name", "libdistribute merge"}, {"ph", "M"}, {"pid", reference.rank}, {"tid", 0},
+                    {"args", {{"ranks", alignment}}}});
+  write_atomically(output, dump_json(merged) + "\n");
+  std::printf("%s: %zu ranks on %zu host%s\n", output.c_str(), ranks.size(), hosts.size(), hosts.size() == 1 ? "" : "s");
+  for (const Json& a : alignment) {
+    std::printf("  rank %d %s: %+.3f us (%s)\n", a["rank"].get<int>(), a["file"].get<std::string>().c_str(),
+                a["offset_us"].get<double>(), a["aligned_by"].get<std::string>().c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int timeline_command(const Args& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] != "merge") fail_invalid("timeline: unknown subcommand " + dist::quoted(args[0]) + "\n" + kUsage);
+  return merge(Args(args.begin() + 1, args.end()));
+}
+
+}  // namespace dist::info
