@@ -16,6 +16,12 @@ type ContextOptions struct {
 	TokenFile      string
 	ConnectTimeout time.Duration // default 120 s
 	Timeout        time.Duration // default deadline of every collective: 60 s
+	// Timeline records one: this rank writes "<*Timeline>.<rank>.json", a JSON
+	// array of Chrome trace events, complete once the context and everything made
+	// from it are closed; it turns on timing. A pointer (set it with Ptr) because
+	// nil, unlike "", keeps the default: DIST_TIMELINE's value, else off; "" is
+	// passed on and refused (ErrInvalidArgument).
+	Timeline *string
 }
 
 // Context is this process's membership in the cluster. Rank, Size and Abort are
@@ -76,6 +82,10 @@ func (o *ContextOptions) raw(strings *cStrings) C.dist_context_options_t {
 	if o.Timeout > 0 {
 		raw.field_mask |= C.DIST_CONTEXT_OPT_TIMEOUT_MS
 		raw.timeout_ms = C.int64_t(o.Timeout.Milliseconds())
+	}
+	if o.Timeline != nil {
+		raw.field_mask |= C.DIST_CONTEXT_OPT_TIMELINE
+		raw.timeline = strings.add(*o.Timeline)
 	}
 	return raw
 }

@@ -89,6 +89,7 @@ class ContextOptions(ctypes.Structure):
         ("token_file", ctypes.c_char_p),
         ("connect_timeout_ms", ctypes.c_int64),
         ("timeout_ms", ctypes.c_int64),
+        ("timeline", ctypes.c_char_p),
     ]
 
 

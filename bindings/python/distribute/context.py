@@ -1,5 +1,6 @@
 """Joining the cluster: dist_context_t as Context."""
 import ctypes
+import os
 
 from . import constants as C
 from ._native import ContextOptions, encode, lib, set_fields
@@ -9,12 +10,16 @@ from .exchange import create_context
 from .handle import HandleOwner
 
 
-def _options(token, token_file, connect_timeout_ms, timeout_ms):
-    """dist_context_options_t of the keyword arguments; None keeps the library's default."""
+def _options(token, token_file, connect_timeout_ms, timeout_ms, timeline):
+    """dist_context_options_t of the keyword arguments; None keeps the library's default.
+    The struct holds the encoded strings (ctypes keeps them in its _objects), so they
+    live as long as the options do: across the create call."""
+    timeline = None if timeline is None else os.fspath(timeline)
     return set_fields(ContextOptions(), ((C.CONTEXT_OPT_TOKEN, "token", encode(token)),
                                          (C.CONTEXT_OPT_TOKEN_FILE, "token_file", encode(token_file)),
                                          (C.CONTEXT_OPT_CONNECT_TIMEOUT_MS, "connect_timeout_ms", connect_timeout_ms),
-                                         (C.CONTEXT_OPT_TIMEOUT_MS, "timeout_ms", timeout_ms)))
+                                         (C.CONTEXT_OPT_TIMEOUT_MS, "timeout_ms", timeout_ms),
+                                         (C.CONTEXT_OPT_TIMELINE, "timeline", encode(timeline))))
 
 
 class Context(HandleOwner):
@@ -25,18 +30,24 @@ class Context(HandleOwner):
     over it, then the context, so the C rule "communicators, strategies and
     variables before their context" holds whatever order Python collects
     objects in.
+
+    timeline= (a str or path-like prefix) records a timeline: this rank writes
+    "<prefix>.<rank>.json", Chrome trace events of its collectives, strategy runs
+    and parameter-server requests, complete once the context and everything made
+    from it are closed. It turns on timing; default: DIST_TIMELINE's value, else off.
     """
 
-    def __init__(self, cluster, *, token=None, token_file=None, connect_timeout_ms=None, timeout_ms=None):
+    def __init__(self, cluster, *, token=None, token_file=None, connect_timeout_ms=None, timeout_ms=None,
+                 timeline=None):
         self._handle = None  # so that close() from __del__ is safe when joining fails
-        options = _options(token, token_file, connect_timeout_ms, timeout_ms)
+        options = _options(token, token_file, connect_timeout_ms, timeout_ms, timeline)
         handle = ctypes.c_void_p()
         check(lib.dist_context_create(cluster._live_handle(), ctypes.byref(options), ctypes.byref(handle)))
         self._own(handle)
 
     @classmethod
     def from_exchange(cls, rank, size, all_gather, *, token=None, token_file=None, connect_timeout_ms=None,
-                      timeout_ms=None):
+                      timeout_ms=None, timeline=None):
         """Joins through the caller's own exchange (dist_context_create_oob): for
         frameworks that already have a rendezvous (torch's Store, an MPI
         communicator, JAX's key-value store) and no cluster spec.
@@ -51,11 +62,12 @@ class Context(HandleOwner):
         fails the join: the DistError raised here names it and has it as its
         __cause__. The cluster token authenticates the members as with a cluster
         (these options, else DIST_CLUSTER_TOKEN / DIST_CLUSTER_TOKEN_FILE); the
-        connect deadline bounds the whole join, the exchange included.
+        connect deadline bounds the whole join, the exchange included. timeline= as
+        for Context().
         """
         context = cls.__new__(cls)
         context._own(create_context(rank, size, all_gather, _options(token, token_file, connect_timeout_ms,
-                                                                      timeout_ms)))
+                                                                      timeout_ms, timeline)))
         return context
 
     def _own(self, handle):

@@ -40,3 +40,14 @@ def test_strategy_options_end_with_num_packs_and_tail_padding():
     assert _native.StrategyOptions.reduce_to_device.offset == 80
     assert (_native.StrategyOptions.num_packs.offset, _native.StrategyOptions.num_packs.size) == (88, 4)
     assert ctypes.sizeof(_native.StrategyOptions) == 96
+
+
+@pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="the pinned offsets are those of an LP64 ABI")
+def test_context_options_end_with_the_timeline():
+    # The appended timeline pointer sits at 40, after timeout_ms (32): 48 bytes in all.
+    assert _native.ContextOptions._fields_[-1] == ("timeline", ctypes.c_char_p)
+    assert (_native.ContextOptions.timeline.offset, _native.ContextOptions.timeline.size) == (40, 8)
+    assert ctypes.sizeof(_native.ContextOptions) == 48
+    if shutil.which(os.environ.get("CC", "cc")) is not None:
+        layout = c_layout.layouts()["dist_context_options_t"]
+        assert (layout["size"], layout["fields"][-1]) == (48, ("timeline", 40, 8)), "the header's layout"

@@ -43,6 +43,7 @@ const CONTEXT_OPT_TOKEN = UInt64(1) << 0
 const CONTEXT_OPT_TOKEN_FILE = UInt64(1) << 1
 const CONTEXT_OPT_CONNECT_TIMEOUT_MS = UInt64(1) << 2
 const CONTEXT_OPT_TIMEOUT_MS = UInt64(1) << 3
+const CONTEXT_OPT_TIMELINE = UInt64(1) << 4
 
 const ALLREDUCE_ALGORITHMS = Dict(:auto => Int32(0), :ring => Int32(1), :rabenseifner => Int32(2),
                                   :recursive_doubling => Int32(3), :shared_memory => Int32(4),

@@ -5,12 +5,17 @@ struct ContextOptionsC
     token_file::Ptr{UInt8}
     connect_timeout_ms::Int64
     timeout_ms::Int64
+    timeline::Ptr{UInt8}
 end
 
 """
-    Context(cluster; token, token_file, connect_timeout_ms, timeout_ms)
+    Context(cluster; token, token_file, connect_timeout_ms, timeout_ms, timeline)
 
 Joins the cluster (dist_context_create); blocks until every member has connected.
+`timeline` (a path prefix) records a timeline: this rank writes
+"<timeline>.<rank>.json", a JSON array of Chrome trace events, complete once the
+context and everything made from it are closed; it turns on timing (`nothing`:
+DIST_TIMELINE's value, else off; "" is refused with DIST_ERR_INVALID_ARGUMENT).
 `rank`, `nranks` and `abort!` may be called from any thread. `close(context)`
 closes the communicators split from it (waiting for their requests) first, as the
 C API requires; the finalizer does the same.
@@ -23,9 +28,9 @@ mutable struct Context
 end
 
 function Context(cluster::Cluster; token = nothing, token_file = nothing, connect_timeout_ms = nothing,
-                 timeout_ms = nothing)
+                 timeout_ms = nothing, timeline = nothing)
     out = Ref{Ptr{Cvoid}}(C_NULL)
-    with_context_options(token, token_file, connect_timeout_ms, timeout_ms) do options
+    with_context_options(token, token_file, connect_timeout_ms, timeout_ms, timeline) do options
         GC.@preserve cluster check(ccall((:dist_context_create, libdistribute), Int32,
                                          (Ptr{Cvoid}, Ref{ContextOptionsC}, Ptr{Ptr{Cvoid}}), cluster.ptr, options, out))
     end
@@ -33,16 +38,19 @@ function Context(cluster::Cluster; token = nothing, token_file = nothing, connec
 end
 
 # Calls f(options::ContextOptionsC), whose strings live until it returns.
-function with_context_options(f, token, token_file, connect_timeout_ms, timeout_ms)
+function with_context_options(f, token, token_file, connect_timeout_ms, timeout_ms, timeline)
     mask = UInt64(0)
     token === nothing || (mask |= CONTEXT_OPT_TOKEN)
     token_file === nothing || (mask |= CONTEXT_OPT_TOKEN_FILE)
     connect_timeout_ms === nothing || (mask |= CONTEXT_OPT_CONNECT_TIMEOUT_MS)
     timeout_ms === nothing || (mask |= CONTEXT_OPT_TIMEOUT_MS)
+    timeline === nothing || (mask |= CONTEXT_OPT_TIMELINE)
     t = token === nothing ? nothing : String(token)
     file = token_file === nothing ? nothing : String(token_file)
-    GC.@preserve t file begin
-        return f(ContextOptionsC(mask, cstr(t), cstr(file), something(connect_timeout_ms, 0), something(timeout_ms, 0)))
+    prefix = timeline === nothing ? nothing : String(timeline)
+    GC.@preserve t file prefix begin
+        return f(ContextOptionsC(mask, cstr(t), cstr(file), something(connect_timeout_ms, 0), something(timeout_ms, 0),
+                                 cstr(prefix)))
     end
 end
 

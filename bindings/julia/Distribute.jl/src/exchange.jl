@@ -58,7 +58,7 @@ end
 oob_test(::Ptr{Cvoid}, ::Ptr{Cvoid})::Int32 = Int32(0)
 
 """
-    Context(all_gather, rank, size; token, token_file, connect_timeout_ms, timeout_ms)
+    Context(all_gather, rank, size; token, token_file, connect_timeout_ms, timeout_ms, timeline)
     Context(rank, size; ...) do data ... end
 
 Joins through the caller's own exchange (dist_context_create_oob), for frameworks
@@ -66,15 +66,16 @@ that already have a rendezvous and no cluster spec. `all_gather(data::Vector{UIn
 returns every rank's bytes, rank r's at index r + 1, each as long as `data`; it is
 called one or more times, in the same order on every rank, inside the library's
 callback on this task. What it throws fails the join with a `DistError` whose
-`cause` it is. The cluster token authenticates the members as with a cluster.
+`cause` it is. The cluster token authenticates the members as with a cluster;
+`timeline` records one as with a cluster.
 """
 function Context(all_gather, rank::Integer, size::Integer; token = nothing, token_file = nothing,
-                 connect_timeout_ms = nothing, timeout_ms = nothing)
+                 connect_timeout_ms = nothing, timeout_ms = nothing, timeline = nothing)
     state = ExchangeState(all_gather, rank, size, nothing)
     allgather = @cfunction(oob_allgather, Int32, (Ptr{Cvoid}, Ptr{Cvoid}, Ptr{Cvoid}, Csize_t, Ptr{Ptr{Cvoid}}))
     test = @cfunction(oob_test, Int32, (Ptr{Cvoid}, Ptr{Cvoid}))
     out = Ref{Ptr{Cvoid}}(C_NULL)
-    status = with_context_options(token, token_file, connect_timeout_ms, timeout_ms) do options
+    status = with_context_options(token, token_file, connect_timeout_ms, timeout_ms, timeline) do options
         GC.@preserve state begin
             oob = OobC(0, rank, size, allgather, test, C_NULL, pointer_from_objref(state))
             # GC-safe: the other ranks' threads of this process may collect meanwhile.

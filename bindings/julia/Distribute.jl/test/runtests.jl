@@ -52,6 +52,14 @@ include("two_ranks.jl")
             m = match(Regex("#define DIST_COMM_OPT_$name\\s+\\(1ull << (\\d+)\\)"), header)
             @test bit == UInt64(1) << parse(Int, m[1])
         end
+        context_bits = ((Distribute.CONTEXT_OPT_TOKEN, "TOKEN"), (Distribute.CONTEXT_OPT_TOKEN_FILE, "TOKEN_FILE"),
+                        (Distribute.CONTEXT_OPT_CONNECT_TIMEOUT_MS, "CONNECT_TIMEOUT_MS"),
+                        (Distribute.CONTEXT_OPT_TIMEOUT_MS, "TIMEOUT_MS"), (Distribute.CONTEXT_OPT_TIMELINE, "TIMELINE"))
+        for (bit, name) in context_bits
+            m = match(Regex("#define DIST_CONTEXT_OPT_$name\\s+\\(1ull << (\\d+)\\)"), header)
+            @test bit == UInt64(1) << parse(Int, m[1])
+        end
+        @test length(context_bits) == count(r"#define DIST_CONTEXT_OPT_\w+\s", header)
         @test sizeof(Distribute.DistBuffer) == 32
     end
 
@@ -76,6 +84,11 @@ include("two_ranks.jl")
             @test fieldnames(S)[end] == :num_packs && fieldtype(S, fieldcount(S)) == Int32
             @test fieldoffset(S, fieldcount(S) - 1) == 80 && fieldoffset(S, fieldcount(S)) == 88
             @test sizeof(S) == 96
+            # The appended timeline pointer sits at 40, after timeout_ms (32): 48 bytes in all.
+            O = Distribute.ContextOptionsC
+            @test fieldnames(O)[end] == :timeline && fieldtype(O, fieldcount(O)) == Ptr{UInt8}
+            @test fieldoffset(O, fieldcount(O)) == 40 && sizeof(O) == 48
+            @test any(l -> startswith(l, "dist_context_options_t 48 ") && endswith(l, " timeline:40:8"), report)
         end
     end
 
@@ -256,6 +269,51 @@ include("two_ranks.jl")
             @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
         end
         close(context)
+        close(cluster)
+    end
+
+    @testset "timeline" begin
+        dir = mktempdir()
+        prefix = joinpath(dir, "run")
+        cluster = cluster_from_json("{}")
+        context = Context(cluster; timeline = prefix)
+        w = world(context)
+        data = Float32[1, 2, 3, 4, 5]
+        @test all_reduce!(w, zeros(Float32, 5), data) == data
+        barrier(w)
+        close(context)  # closes the world too, and with it the file's array
+        file = prefix * ".0.json"
+        text = read(file, String)
+        @test startswith(strip(text), "[") && endswith(strip(text), "]")
+        @test occursin("\"name\":\"all_reduce\"", text) && occursin("\"cat\":\"collective\"", text)
+        # No JSON parser in Julia's standard library: python3 (which the layout check
+        # above runs too) parses the file and prints each event's fields, one per line.
+        script = """
+        import json, sys
+        events = json.load(open(sys.argv[1]))
+        print(type(events).__name__)
+        for e in events:
+            a = e.get("args", {})
+            print(*(str(v) for v in (e.get("name"), e.get("cat"), e.get("ph"), a.get("rank"), a.get("bytes"),
+                                     a.get("path"))), sep="\\t")
+        """
+        lines = readlines(`python3 -c $script $file`)
+        @test lines[1] == "list"
+        rows = [split(l, '\t') for l in lines[2:end]]
+        metadata = filter(r -> r[1] == "libdistribute", rows)
+        @test length(metadata) == 1 && metadata[1][3] == "M" && metadata[1][4] == "0"
+        calls = filter(r -> r[1] == "all_reduce", rows)
+        @test length(calls) == 1
+        @test calls[1][2:3] == ["collective", "X"] && calls[1][5] == string(4 * length(data)) && calls[1][6] == "self"
+        @test any(r -> r[1] == "barrier" && r[2] == "collective", rows)
+
+        err = try Context(cluster; timeline = ""); nothing catch e; e end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        @test occursin("timeline is empty", err.message)
+        missing_prefix = joinpath(dir, "missing", "run")
+        err = try Context(cluster; timeline = missing_prefix); nothing catch e; e end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        @test occursin("cannot create '$(missing_prefix).0.json'", err.message)
         close(cluster)
     end
 

@@ -118,6 +118,7 @@ pub const DIST_CONTEXT_OPT_TOKEN: u64 = 1 << 0;
 pub const DIST_CONTEXT_OPT_TOKEN_FILE: u64 = 1 << 1;
 pub const DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS: u64 = 1 << 2;
 pub const DIST_CONTEXT_OPT_TIMEOUT_MS: u64 = 1 << 3;
+pub const DIST_CONTEXT_OPT_TIMELINE: u64 = 1 << 4;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
@@ -127,6 +128,8 @@ pub struct dist_context_options_t {
     pub token_file: *const c_char,
     pub connect_timeout_ms: i64,
     pub timeout_ms: i64,
+    /// Prefix of this rank's timeline file "<timeline>.<rank>.json".
+    pub timeline: *const c_char,
 }
 
 /// dist_oob_t's all-gather: starts one; sets *request (NULL when already complete).

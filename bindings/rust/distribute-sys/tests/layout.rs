@@ -56,6 +56,19 @@ fn strategy_options_end_with_num_packs_and_tail_padding() {
 }
 
 #[test]
+#[cfg(target_pointer_width = "64")]
+fn context_options_end_with_the_timeline() {
+    // The appended timeline pointer sits at 40, after timeout_ms (32): 48 bytes in all.
+    use distribute_sys::dist_context_options_t as Options;
+    assert_eq!(std::mem::offset_of!(Options, timeout_ms), 32);
+    assert_eq!(std::mem::offset_of!(Options, timeline), 40);
+    assert_eq!(std::mem::size_of::<Options>(), 48);
+    let (_, size, _, fields) = C_STRUCTS.iter().find(|s| s.0 == "dist_context_options_t").unwrap();
+    assert_eq!((*size, fields.last().copied()), (48, Some(("timeline", 40, 8))), "the header's layout");
+    assert_eq!(distribute_sys::DIST_CONTEXT_OPT_TIMELINE, 1 << 4);
+}
+
+#[test]
 fn the_linked_library_is_this_header_s() {
     // SAFETY: no arguments; returns a number.
     assert_eq!(unsafe { distribute_sys::dist_version() }, distribute_sys::DIST_VERSION_HEX);

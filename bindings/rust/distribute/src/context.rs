@@ -1,4 +1,5 @@
 //! Joining the cluster: `dist_context_t` as `Context`.
+use std::path::PathBuf;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use crate::cluster::Cluster;
 use crate::comm::Comm;
 use crate::error::{check, BoxError, Error, Result};
 use crate::exchange::{self, AllGatherFn};
+use crate::server::path_to_c;
 use crate::strings::{opt_to_c, ptr as c_ptr};
 use crate::sys;
 
@@ -21,12 +23,17 @@ pub struct ContextOptions {
     pub connect_timeout: Option<Duration>,
     /// Default deadline of every collective (default 60 s).
     pub timeout: Option<Duration>,
+    /// Records a timeline: this rank writes "<timeline>.<rank>.json", a JSON array of
+    /// Chrome trace events, complete once the context and everything made from it
+    /// are dropped. Turns on timing. Default: DIST_TIMELINE's value, else off.
+    pub timeline: Option<PathBuf>,
 }
 
 /// Calls `f` with the C options of `options`, whose strings live until it returns.
 fn with_raw_options<T>(options: &ContextOptions, f: impl FnOnce(&sys::dist_context_options_t) -> Result<T>) -> Result<T> {
     let token = opt_to_c(options.token.as_deref())?;
     let token_file = opt_to_c(options.token_file.as_deref())?;
+    let timeline = options.timeline.as_deref().map(path_to_c).transpose()?;
     let mut raw = sys::dist_context_options_t::default();
     if token.is_some() {
         raw.field_mask |= sys::DIST_CONTEXT_OPT_TOKEN;
@@ -34,7 +41,10 @@ fn with_raw_options<T>(options: &ContextOptions, f: impl FnOnce(&sys::dist_conte
     if token_file.is_some() {
         raw.field_mask |= sys::DIST_CONTEXT_OPT_TOKEN_FILE;
     }
-    (raw.token, raw.token_file) = (c_ptr(&token), c_ptr(&token_file));
+    if timeline.is_some() {
+        raw.field_mask |= sys::DIST_CONTEXT_OPT_TIMELINE;
+    }
+    (raw.token, raw.token_file, raw.timeline) = (c_ptr(&token), c_ptr(&token_file), c_ptr(&timeline));
     if let Some(t) = options.connect_timeout {
         raw.field_mask |= sys::DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS;
         raw.connect_timeout_ms = millis(t);

@@ -16,6 +16,7 @@ public final class Context implements AutoCloseable {
   static final long OPT_TOKEN_FILE = 1L << 1;
   static final long OPT_CONNECT_TIMEOUT_MS = 1L << 2;
   static final long OPT_TIMEOUT_MS = 1L << 3;
+  static final long OPT_TIMELINE = 1L << 4;
 
   private final Handle handle;
   private final Cleaner.Cleanable cleanable;
@@ -27,6 +28,12 @@ public final class Context implements AutoCloseable {
     public String tokenFile;
     public Duration connectTimeout;
     public Duration timeout;
+    /**
+     * Records a timeline: this rank writes {@code "<timeline>.<rank>.json"}, a JSON array of
+     * Chrome trace events, complete once the context is closed; turns on timing.
+     * null: DIST_TIMELINE's value, else off. "" is refused (ERR_INVALID_ARGUMENT).
+     */
+    public String timeline;
 
     DistLibrary.ContextOptionsStruct toStruct() {
       DistLibrary.ContextOptionsStruct s = new DistLibrary.ContextOptionsStruct();
@@ -46,6 +53,12 @@ public final class Context implements AutoCloseable {
         s.field_mask |= OPT_TIMEOUT_MS;
         s.timeout_ms = timeout.toMillis();
       }
+      if (timeline != null) {
+        s.field_mask |= OPT_TIMELINE;
+        s.timeline = timeline;
+      }
+      // JNA copies the Strings to native memory that the struct holds on to, so they
+      // live as long as the struct: across the create call that it is passed to.
       return s;
     }
   }

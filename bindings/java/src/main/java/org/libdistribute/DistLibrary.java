@@ -76,13 +76,14 @@ interface DistLibrary extends Library {
     public int num_gpus;
   }
 
-  @Structure.FieldOrder({"field_mask", "token", "token_file", "connect_timeout_ms", "timeout_ms"})
+  @Structure.FieldOrder({"field_mask", "token", "token_file", "connect_timeout_ms", "timeout_ms", "timeline"})
   class ContextOptionsStruct extends Structure {
     public long field_mask;
     public String token;
     public String token_file;
     public long connect_timeout_ms;
     public long timeout_ms;
+    public String timeline;
   }
 
   /** dist_oob_t's all-gather: starts one and writes the request (a void*) at {@code request}. */

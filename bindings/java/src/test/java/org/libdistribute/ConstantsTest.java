@@ -61,6 +61,7 @@ public class ConstantsTest {
     java.put("DIST_CONTEXT_OPT_TOKEN_FILE", Context.OPT_TOKEN_FILE);
     java.put("DIST_CONTEXT_OPT_CONNECT_TIMEOUT_MS", Context.OPT_CONNECT_TIMEOUT_MS);
     java.put("DIST_CONTEXT_OPT_TIMEOUT_MS", Context.OPT_TIMEOUT_MS);
+    java.put("DIST_CONTEXT_OPT_TIMELINE", Context.OPT_TIMELINE);
     java.put("DIST_ANY_SOURCE", (long) Comm.ANY_SOURCE);
     java.put("DIST_TAG_MAX", (long) Comm.TAG_MAX);
     java.put("DIST_COMM_OPT_TIMEOUT_MS", Comm.OPT_TIMEOUT_MS);

@@ -71,4 +71,20 @@ public class LayoutTest {
     assertEquals(88, fieldOffset.invoke(s, "num_packs"));
     assertEquals(96, s.size());
   }
+
+  @Test
+  public void contextOptionsEndWithTheTimeline() throws Exception {
+    org.junit.Assume.assumeTrue("the pinned offsets are those of an LP64 ABI", com.sun.jna.Native.POINTER_SIZE == 8);
+    Method fieldOffset = Structure.class.getDeclaredMethod("fieldOffset", String.class);
+    fieldOffset.setAccessible(true);
+    Structure s = new DistLibrary.ContextOptionsStruct();
+    // The appended timeline pointer sits at 40, after timeout_ms (32): 48 bytes in all.
+    assertEquals(32, fieldOffset.invoke(s, "timeout_ms"));
+    assertEquals(40, fieldOffset.invoke(s, "timeline"));
+    assertEquals(48, s.size());
+    String header = null;
+    for (String line : report()) if (line.startsWith("dist_context_options_t ")) header = line;
+    assertTrue("the header's layout: " + header, header != null && header.startsWith("dist_context_options_t 48 ")
+        && header.endsWith(" timeline:40:8"));
+  }
 }
