@@ -588,6 +588,7 @@ typedef int32_t dist_allreduce_algorithm_t;
 #define DIST_COMM_OPT_TIMEOUT_MS (1ull << 0)
 #define DIST_COMM_OPT_ALLREDUCE  (1ull << 1)
 #define DIST_COMM_OPT_TIMING     (1ull << 2)
+#define DIST_COMM_OPT_STALL_WARNING_MS (1ull << 3)
 
 typedef struct dist_comm_options {
   uint64_t field_mask;
@@ -599,6 +600,15 @@ typedef struct dist_comm_options {
   /* 1: time every call for dist_comm_stats, 0: do not. Default 0, or 1 where
    * DIST_COMM_TIMING=1 is set or a timeline is recorded. */
   int32_t timing;
+  /* How long a call waits for its peers before each waiting rank logs (a
+   * warning through the library's log) which members have not reached it and
+   * where they are: "worker:3 is at all_reduce #1041 on comm 0 while worker:0-2
+   * wait at #1042" (the members answer over the context's control connections,
+   * across hosts). The call goes on waiting; at its deadline the
+   * DIST_ERR_TIMEOUT message ends with the same words, and that failure reaches
+   * every member, the late one included. 0: no warning. Default 30000, or
+   * DIST_STALL_WARNING_SECONDS * 1000. */
+  int64_t stall_warning_ms;
 } dist_comm_options_t;
 
 #ifdef __cplusplus

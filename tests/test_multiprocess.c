@@ -239,6 +239,23 @@ static void test_stats(void** state) {
   expect_all_succeed(&launch, "stats over TCP");
 }
 
+/* A rank held back on purpose: the others warn after the stall time, naming
+ * it and where it is, and at the deadline every rank's error names it. */
+static void test_stall_names_the_late_rank(void** state) {
+  (void)state;
+  struct launch launch;
+  run_ranks(&launch, 3, "stall", NULL, 120);
+  expect_all_succeed(&launch, "stall");
+  for (int r = 0; r < 2; ++r) {
+    const char* out = launch_output(&launch, r);
+    const char* warning = strstr(out, "has waited");
+    if (warning == NULL || strstr(warning, "worker:2 is between calls (done with #") == NULL ||
+        strstr(warning, "on comm 0 while worker:0, worker:1 wait at #") == NULL) {
+      fail_msg("rank %d did not warn about worker:2:\n%s", r, out);
+    }
+  }
+}
+
 static void test_rendezvous_everywhere(void** state) {
   (void)state;
   const char* env[] = {"DIST_SHM=0", "UCX_RNDV_THRESH=0", NULL};
@@ -253,6 +270,7 @@ int main(void) {
       cmocka_unit_test(test_abort),
       cmocka_unit_test(test_paths),      cmocka_unit_test(test_single_copy_agreement),
       cmocka_unit_test(test_rendezvous_everywhere), cmocka_unit_test(test_stats),
+      cmocka_unit_test(test_stall_names_the_late_rank),
   };
   return cmocka_run_group_tests_name("multiprocess", tests, NULL, NULL);
 }

@@ -284,6 +284,13 @@ DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm
       algorithms.all_reduce = forced;
       comm->communicator->set_algorithms(algorithms);
     }
+    if (options->field_mask & DIST_COMM_OPT_STALL_WARNING_MS) {
+      if (options->stall_warning_ms < 0) {
+        dist::fail_invalid("options: stall_warning_ms " + std::to_string(options->stall_warning_ms) +
+                           " must be 0 (no warning) or positive");
+      }
+      comm->communicator->set_stall_warning(std::chrono::milliseconds(options->stall_warning_ms));
+    }
     if (options->field_mask & DIST_COMM_OPT_TIMING) {
       if (options->timing != 0 && options->timing != 1) {
         dist::fail_invalid("options: timing " + std::to_string(options->timing) + " must be 0 or 1");

@@ -12,6 +12,7 @@
 #include "collectives/run_collective.h"
 #include "collectives/shm/attach.h"
 #include "collectives/shm/run_shm.h"
+#include "collectives/stall_report.h"
 #include "transport/ucx_channel.h"
 #include "transport/ucx_message_port.h"
 #ifdef DIST_HAVE_CUDA
@@ -52,6 +53,14 @@ AlgorithmOptions algorithms_from_environment() {
     options.chunk_bytes = static_cast<size_t>(parse_integer(chunk, "DIST_CHUNK_BYTES", 4096, int64_t{1} << 30));
   }
   return options;
+}
+
+// DIST_STALL_WARNING_SECONDS: how long a call waits before it says who is
+// behind (0: never); 30 s by default, as Horovod's stall warning.
+std::chrono::milliseconds stall_warning_from_environment() {
+  const char* seconds = std::getenv("DIST_STALL_WARNING_SECONDS");
+  if (seconds == nullptr || *seconds == '\0') return std::chrono::seconds(30);
+  return std::chrono::seconds(parse_integer(seconds, "DIST_STALL_WARNING_SECONDS", 0, 86400 * 7));
 }
 
 // DIST_COMM_TIMING=1 times every communicator's calls (dist_comm_stats).
@@ -95,6 +104,9 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
     algorithms_.chunk_bytes = kZeroCopyChunkBytes;
   }
   failure_ = context.register_comm(id_, members_);
+  context.publish_progress(id_, progress_);
+  stall_.set_warn_after(stall_warning_from_environment());
+  stall_.set_behind(context.name(context.rank()), [this](uint64_t seq) { return describe_behind(seq); });
   if (context.worker() == nullptr || members_.size() == 1) {
     channel_ = std::make_unique<SelfChannel>();
   } else {
@@ -119,6 +131,8 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
       if (waits_in_host != nullptr && context_spans_hosts(context)) {
         waits_in_host->set_idle_work([this] { channel_->progress(); });
       }
+      if (waits_in_host != nullptr) waits_in_host->set_stall_watch(&stall_);
+      channel_->set_stall_watch(&stall_);
     } catch (const Error&) {
       // The communicator failed while being set up (a peer died, or a faster
       // peer already failed a later call on it): it exists, failed, and every
@@ -165,6 +179,14 @@ bool Communicator::device_path(Path* path) const {
   return device_calls_ != nullptr && device_calls_->path(path);
 }
 #endif
+
+std::string Communicator::describe_behind(uint64_t seq) {
+  // Long enough for a peer's monitor thread to answer, short beside a deadline.
+  constexpr std::chrono::milliseconds kAnswerWait(1000);
+  std::vector<std::string> names;
+  for (int m : members_) names.push_back(context_.name(m));
+  return dist::describe_behind(names, context_.query_progress(id_, members_, kAnswerWait), seq, id_);
+}
 
 std::vector<CallStatsRow> Communicator::stats() const {
   std::vector<CallStatsRow> rows = stats_.rows();
@@ -218,12 +240,14 @@ const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const
 
 void Communicator::execute_call(const CollectiveCall& call) {
   const uint64_t seq = next_seq_++;
+  progress_->begin(seq, static_cast<int32_t>(call.signature.kind));
   CallTrace trace(trace_target_, call, seq);
   const AlgorithmRow* ran = nullptr;
   // Every call past its argument checks counts, under the algorithm that ran
   // it or, when it failed before one took it (a peer's call disagreed, the
   // communicator had failed), the one that would have.
   auto finish = [&](Status status) {
+    progress_->end(seq);
     if (ran == nullptr && status == Status::kInvalidArgument) return;
     const Path path = path_ == Path::kSelf ? Path::kSelf : path_for(call.signature.kind);
     const char* algorithm = path == Path::kSelf ? name(Path::kSelf) : ran != nullptr ? ran->name : nullptr;

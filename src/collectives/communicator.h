@@ -26,6 +26,7 @@
 #include "transport/channel.h"
 #include "transport/context.h"
 #include "transport/message_port.h"
+#include "transport/stall_watch.h"
 
 namespace dist {
 
@@ -47,6 +48,13 @@ class Communicator {
   const HostLayout& hosts() const { return hosts_; }
 
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+  // How long a call waits before it logs who is behind (0: never); default
+  // 30 s, or DIST_STALL_WARNING_SECONDS. Not while calls run.
+  void set_stall_warning(std::chrono::milliseconds after) { stall_.set_warn_after(after); }
+  std::chrono::milliseconds stall_warning() const { return stall_.warn_after(); }
+  // Who holds call `seq` up, asking every member where it is ("" when none is
+  // behind): what a stall warning and a timeout say.
+  std::string describe_behind(uint64_t seq);
   std::chrono::milliseconds timeout() const { return timeout_; }
   // The deadline of a wait that starts now.
   std::chrono::steady_clock::time_point deadline() const { return std::chrono::steady_clock::now() + timeout_; }
@@ -145,6 +153,8 @@ class Communicator {
   Path all_reduce_path_ = Path::kSelf;
   uint64_t next_seq_ = 0;
   CallStats stats_;
+  std::shared_ptr<CallProgress> progress_ = std::make_shared<CallProgress>();  // what peers asking are told
+  StallWatch stall_;
   std::shared_ptr<Timeline> timeline_;
   CallTraceTarget trace_target_;  // what each call's trace notes to
   CallStats device_stats_;  // written by device_calls_, which the first call on CUDA memory makes

@@ -24,6 +24,8 @@
 
 namespace dist {
 
+class StallWatch;
+
 using Deadline = std::chrono::steady_clock::time_point;
 using TransferId = uint32_t;
 
@@ -73,6 +75,10 @@ class Channel {
   // before its peer gets it (TCP writes a message's tail as its socket
   // drains). Channels that deliver without polling have nothing to do.
   virtual void progress() {}
+
+  // Who a wait asks about when its call stalls (transport/stall_watch.h);
+  // channels that never wait on peers ignore it. Not while calls run.
+  virtual void set_stall_watch(StallWatch* watch) { (void)watch; }
 
   void wait_all(std::initializer_list<TransferId> ids) {
     for (TransferId id : ids) wait(id);

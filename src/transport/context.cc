@@ -4,6 +4,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "base/log.h"
@@ -21,6 +22,8 @@ enum FrameType : uint32_t {
   kGoodbye = 1,   // the peer destroys its context after finishing its calls
   kFailComm = 2,  // a communicator failed on the peer (mismatch, timeout, ...)
   kAbort = 3,     // the peer called dist_context_abort
+  kProgressQuestion = 4,  // "where are you in comm_id's calls?" message: the query's id
+  kProgressAnswer = 5,    // message: "<query id> <started> <finished> <kind>", or "<query id> unknown"
 };
 
 struct Frame {
@@ -197,9 +200,99 @@ std::shared_ptr<FailureFlag> Context::register_comm(uint32_t comm_id, const std:
     flag->set(early->second.first, early->second.second, false);
     early_failures_.erase(early);
   }
-  registry_[comm_id] = Registration{members, flag};
+  registry_[comm_id] = Registration{members, flag, nullptr};
   use_comm_id(comm_id);
   return flag;
+}
+
+void Context::publish_progress(uint32_t comm_id, std::shared_ptr<const CallProgress> progress) {
+  std::lock_guard<std::mutex> guard(registry_mutex_);
+  auto it = registry_.find(comm_id);
+  if (it != registry_.end()) it->second.progress = std::move(progress);
+}
+
+std::vector<MemberProgress> Context::query_progress(uint32_t comm_id, const std::vector<int>& members,
+                                                    std::chrono::milliseconds wait) {
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> guard(queries_mutex_);
+    id = next_query_++;
+    queries_[id].comm_id = comm_id;
+  }
+  std::vector<MemberProgress> answers(members.size());
+  std::vector<bool> asked(members.size(), false);
+  for (size_t i = 0; i < members.size(); ++i) {
+    const int m = members[i];
+    if (m == rank_) {
+      std::lock_guard<std::mutex> guard(registry_mutex_);
+      auto it = registry_.find(comm_id);
+      if (it != registry_.end() && it->second.progress != nullptr) {
+        const CallProgress& p = *it->second.progress;
+        answers[i] = {true, p.started.load(std::memory_order_acquire), p.finished.load(std::memory_order_acquire),
+                      p.kind.load(std::memory_order_relaxed)};
+      }
+      continue;
+    }
+    if (peers_.empty() || is_lost(static_cast<size_t>(m))) continue;
+    try {
+      send_frame(m, kProgressQuestion, comm_id, Status::kOk, std::to_string(id));
+      asked[i] = true;
+    } catch (const Error&) {
+      // Unreachable: it stays unanswered.
+    }
+  }
+  std::unique_lock<std::mutex> lock(queries_mutex_);
+  auto all_answered = [&] {
+    const ProgressQuery& query = queries_[id];
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (asked[i] && query.answers.count(members[i]) == 0) return false;
+    }
+    return true;
+  };
+  queries_signal_.wait_for(lock, wait, all_answered);
+  const ProgressQuery& query = queries_[id];
+  for (size_t i = 0; i < members.size(); ++i) {
+    auto found = query.answers.find(members[i]);
+    if (asked[i] && found != query.answers.end()) answers[i] = found->second;
+  }
+  queries_.erase(id);
+  return answers;
+}
+
+void Context::answer_progress(int rank, const std::string& question) {
+  // question: "<comm id> <query id>".
+  unsigned long long comm_id = 0, query = 0;
+  if (std::sscanf(question.c_str(), "%llu %llu", &comm_id, &query) != 2) {
+    fail(Status::kPeerFailed, name(rank) + " sent a malformed progress question");
+  }
+  std::string answer = std::to_string(query) + " unknown";
+  {
+    std::lock_guard<std::mutex> guard(registry_mutex_);
+    auto it = registry_.find(static_cast<uint32_t>(comm_id));
+    if (it != registry_.end() && it->second.progress != nullptr) {
+      const CallProgress& p = *it->second.progress;
+      answer = std::to_string(query) + " " + std::to_string(p.started.load(std::memory_order_acquire)) + " " +
+               std::to_string(p.finished.load(std::memory_order_acquire)) + " " +
+               std::to_string(p.kind.load(std::memory_order_relaxed));
+    }
+  }
+  send_frame(rank, kProgressAnswer, static_cast<uint32_t>(comm_id), Status::kOk, answer);
+}
+
+void Context::take_progress_answer(int rank, const std::string& answer) {
+  unsigned long long query = 0, started = 0, finished = 0;
+  int kind = -1;
+  MemberProgress progress;
+  if (std::sscanf(answer.c_str(), "%llu %llu %llu %d", &query, &started, &finished, &kind) == 4) {
+    progress = {true, started, finished, kind};
+  } else if (std::sscanf(answer.c_str(), "%llu", &query) != 1) {
+    fail(Status::kPeerFailed, name(rank) + " sent a malformed progress answer");
+  }
+  std::lock_guard<std::mutex> guard(queries_mutex_);
+  auto it = queries_.find(query);
+  if (it == queries_.end()) return;  // too late: the query gave up
+  it->second.answers[rank] = progress;
+  queries_signal_.notify_all();
 }
 
 void Context::unregister_comm(uint32_t comm_id) {
@@ -284,6 +377,14 @@ void Context::on_frame(int rank) {
   }
   std::string message(frame.message_bytes, '\0');
   read_all(fd, message.data(), message.size(), deadline, name(rank));
+  if (frame.type == kProgressQuestion) {
+    answer_progress(rank, std::to_string(frame.comm_id) + " " + message);
+    return;
+  }
+  if (frame.type == kProgressAnswer) {
+    take_progress_answer(rank, message);
+    return;
+  }
   Status status = static_cast<Status>(frame.status);
   if (frame.status >= 0) status = Status::kPeerFailed;  // a failure must be one
   switch (frame.type) {

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "base/environment.h"
 #include "cluster/resolved_cluster.h"
 #include "transport/bootstrap.h"
+#include "transport/call_progress.h"
 #include "transport/cluster_token.h"
 #include "transport/failure_flag.h"
 
@@ -68,6 +70,14 @@ class Context {
   // A communicator over `members` (context ranks) learns of failures through
   // the returned flag; a local failure set on it is sent to those members.
   std::shared_ptr<FailureFlag> register_comm(uint32_t comm_id, const std::vector<int>& members);
+  // Where the communicator is in its calls, for peers that ask (below).
+  void publish_progress(uint32_t comm_id, std::shared_ptr<const CallProgress> progress);
+  // Asks each of `members` (context ranks; this one is read here) where it is
+  // in communicator `comm_id`'s calls; returns their answers, by position in
+  // `members`, within `wait` (a member that has not answered by then, or does
+  // not have the communicator, is left unanswered).
+  std::vector<MemberProgress> query_progress(uint32_t comm_id, const std::vector<int>& members,
+                                             std::chrono::milliseconds wait);
   void unregister_comm(uint32_t comm_id);
 
   // Fails every communicator here and on every peer with `reason`.
@@ -81,7 +91,15 @@ class Context {
   struct Registration {
     std::vector<int> members;
     std::shared_ptr<FailureFlag> flag;
+    std::shared_ptr<const CallProgress> progress;
   };
+  // A progress query of this process, waiting for its answers.
+  struct ProgressQuery {
+    uint32_t comm_id = 0;
+    std::map<int, MemberProgress> answers;  // by context rank
+  };
+  void answer_progress(int rank, const std::string& question);
+  void take_progress_answer(int rank, const std::string& answer);
   void start_monitor();
   void monitor_loop();
   void on_peer_lost(int rank, const std::string& reason, bool left_cleanly);
@@ -108,6 +126,11 @@ class Context {
   std::unique_ptr<UcxWorker> worker_;
   std::vector<BootstrapPeer> peers_;
   std::vector<std::mutex> send_locks_;  // one writer per control socket
+
+  std::mutex queries_mutex_;
+  std::condition_variable queries_signal_;
+  std::map<uint64_t, ProgressQuery> queries_;  // by query id
+  uint64_t next_query_ = 1;
 
   std::mutex registry_mutex_;
   std::map<uint32_t, Registration> registry_;

@@ -7,6 +7,7 @@
 
 #include "base/call_phases.h"
 #include "base/status.h"
+#include "transport/stall_watch.h"
 #include "transport/ucx_worker.h"
 
 namespace dist {
@@ -23,6 +24,7 @@ class UcxChannel : public Channel {
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(members_.size()); }
   void begin(const CallWords& call, uint64_t seq, Deadline deadline) override;
+  void set_stall_watch(StallWatch* watch) override { stall_ = watch; }
   void end() override;
   TransferId send(int peer, const void* data, size_t bytes) override;
   TransferId recv(int peer, void* data, size_t bytes) override;
@@ -108,6 +110,8 @@ class UcxChannel : public Channel {
   CallWords call_{};
   uint64_t seq_ = 0;
   Deadline deadline_{};
+  StallWatch* stall_ = nullptr;
+  Deadline first_clock_read_{};  // the call's first wait long enough to read the clock (epoch: none yet)
   std::vector<std::unique_ptr<Transfer>> transfers_;
   std::vector<std::unique_ptr<Transfer>> spare_;  // finished ones, reused: no allocation per message
 };
@@ -184,6 +188,7 @@ void UcxChannel::begin(const CallWords& call, uint64_t seq, Deadline deadline) {
   call_ = call;
   seq_ = seq;
   deadline_ = deadline;
+  first_clock_read_ = Deadline{};
 }
 
 void UcxChannel::end() {
@@ -425,10 +430,17 @@ void UcxChannel::wait(TransferId id) {
       std::this_thread::yield();
     }
     // The clock is read only now and then: it costs more than a poll.
-    if ((idle & 0x3F) == 0 && std::chrono::steady_clock::now() >= deadline_) {
-      fail_call(Status::kTimeout, names_[static_cast<size_t>(rank_)] + " timed out waiting for " +
-                                      describe_peer(t.peer) + " in " + describe_call_(call_) + " (call " +
-                                      std::to_string(seq_) + ")");
+    if ((idle & 0x3F) == 0) {
+      const auto now = std::chrono::steady_clock::now();
+      if (first_clock_read_ == Deadline{}) first_clock_read_ = now;
+      if (stall_ != nullptr && stall_->due(seq_, first_clock_read_, now)) {
+        stall_->warn(seq_, describe_call_(call_) + " (call " + std::to_string(seq_) + ")", first_clock_read_, now);
+      }
+      if (now >= deadline_) {
+        fail_call(Status::kTimeout, names_[static_cast<size_t>(rank_)] + " timed out waiting for " +
+                                        describe_peer(t.peer) + " in " + describe_call_(call_) + " (call " +
+                                        std::to_string(seq_) + ")" + (stall_ != nullptr ? stall_->behind_note(seq_) : ""));
+      }
     }
   }
   finish(t);

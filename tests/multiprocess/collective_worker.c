@@ -518,6 +518,39 @@ static void scenario_timeline(dist_context_t* context) {
   CHECK(dist_barrier(world, NULL) == DIST_OK, "barrier: %s", dist_last_error());
 }
 
+/* A rank held back on purpose (the last): first for less than the deadline,
+ * which the others report as a stall and then complete, then for longer,
+ * which fails the call on every rank naming it. The suite reads the warnings
+ * in the ranks' output. */
+static void scenario_stall(dist_context_t* context) {
+  int32_t rank = 0, n = 0;
+  dist_comm_t* world = world_of(context, &rank, &n);
+  dist_comm_options_t options = DIST_COMM_OPTIONS_INIT;
+  options.field_mask = DIST_COMM_OPT_TIMEOUT_MS | DIST_COMM_OPT_STALL_WARNING_MS;
+  options.timeout_ms = 5000;
+  options.stall_warning_ms = -1;
+  CHECK(dist_comm_configure(world, &options) == DIST_ERR_INVALID_ARGUMENT && strstr(dist_last_error(), "stall_warning_ms -1"),
+        "a negative stall warning is refused: %s", dist_last_error());
+  options.stall_warning_ms = 1000;
+  CHECK(dist_comm_configure(world, &options) == DIST_OK, "configure: %s", dist_last_error());
+  const int late = n - 1;
+  float x = 1;
+  dist_buffer_t b = buffer_of(&x, 1, DIST_DTYPE_F32);
+  CHECK(dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL) == DIST_OK, "call 0: %s", dist_last_error());
+  if (rank == late) sleep(3);
+  x = 1;
+  CHECK(dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL) == DIST_OK && x == (float)n, "call 1 after a stall: %s",
+        dist_last_error());
+  if (rank == late) sleep(8);
+  const dist_status_t st = dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL);
+  printf("call 2: %s: %s\n", dist_status_string(st), dist_last_error());
+  fflush(stdout);
+  char late_name[64];
+  snprintf(late_name, sizeof late_name, "worker:%d is between calls (done with #", late);
+  CHECK(st == DIST_ERR_TIMEOUT || st == DIST_ERR_PEER_FAILED, "call 2 fails: %s", dist_status_string(st));
+  CHECK(strstr(dist_last_error(), late_name) != NULL, "call 2's error names %s: %s", late_name, dist_last_error());
+}
+
 /* The communicator took the expected path, and an all-reduce works on it. */
 static void scenario_path(dist_context_t* context, int expected) {
   int32_t rank = 0, n = 0;
@@ -646,6 +679,7 @@ int main(int argc, char** argv) {
   else if (strcmp(scenario, "single_copy") == 0) scenario_single_copy(context);
   else if (strcmp(scenario, "stats") == 0) scenario_stats(context);
   else if (strcmp(scenario, "timeline") == 0) scenario_timeline(context);
+  else if (strcmp(scenario, "stall") == 0) scenario_stall(context);
   else if (strcmp(scenario, "join") != 0) {
     fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;

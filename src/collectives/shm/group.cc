@@ -9,6 +9,7 @@
 #include "base/call_phases.h"
 #include "base/status.h"
 #include "collectives/shm/single_copy.h"
+#include "transport/stall_watch.h"
 
 namespace dist {
 namespace {
@@ -122,6 +123,12 @@ void ShmGroup::wait_for_all(Counter counter) {
         waiting_since = now;
         if (deadline_ == std::chrono::steady_clock::time_point{}) deadline_ = now + timeout_;
       }
+      // The call has waited since its first long wait (when the deadline was set).
+      const auto call_waiting_since = deadline_ - timeout_;
+      if (stall_ != nullptr && stall_->due(seq_, call_waiting_since, now)) {
+        stall_->warn(seq_, describe(signature_) + " (call " + std::to_string(seq_) + ", shared memory)",
+                     call_waiting_since, now);
+      }
       if (now >= deadline_) timed_out(peer, counter == Counter::kArrived ? "to arrive" : "to reduce");
       if (idle_work_) idle_work_();
       if (now - waiting_since > kSleepAfter) {
@@ -155,7 +162,8 @@ void ShmGroup::check_signature(int peer) const {
 void ShmGroup::timed_out(int peer, const char* what) const {
   const std::string message = names_[static_cast<size_t>(rank_)] + " timed out waiting for " +
                               names_[static_cast<size_t>(peer)] + " " + what + " in " + describe(signature_) +
-                              " (call " + std::to_string(seq_) + ", shared memory)";
+                              " (call " + std::to_string(seq_) + ", shared memory)" +
+                              (stall_ != nullptr ? stall_->behind_note(seq_) : "");
   failure_->set(Status::kTimeout, message);
   failure_->check();
   throw Error(Status::kTimeout, message);

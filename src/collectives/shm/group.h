@@ -31,6 +31,8 @@
 
 namespace dist {
 
+class StallWatch;
+
 class ShmGroup {
  public:
   // `pids`: every rank's process, when each can read every other's memory
@@ -95,6 +97,8 @@ class ShmGroup {
   // job across hosts, its communicator keeps UCX moving (Channel::progress),
   // because a peer on another host may be waiting on data this process holds.
   void set_idle_work(std::function<void()> work) { idle_work_ = std::move(work); }
+  // Who a wait asks about when its call stalls (transport/stall_watch.h).
+  void set_stall_watch(StallWatch* watch) { stall_ = watch; }
   // Copies `bytes` at `remote` in `rank`'s process to `local`; returns 0 or
   // an errno (read_process_memory). Only when single_copy().
   int read_from(int rank, const void* remote, void* local, size_t bytes) const;
@@ -118,6 +122,7 @@ class ShmGroup {
   bool shares_cores_;    // more ranks than some rank may use cores
   unsigned spin_polls_;  // polls before the first yield: fewer when ranks outnumber cores
   std::function<void()> idle_work_;
+  StallWatch* stall_ = nullptr;
   uint64_t step_ = 1;  // counters start at 0: "nothing published yet"
   uint64_t call_first_step_ = 0;
   CallSignature signature_;
