@@ -444,6 +444,22 @@ DIST_EXPORT dist_status_t dist_context_abort(dist_context_t* context, const char
  * created fails dist_context_create with DIST_ERR_INVALID_ARGUMENT naming it; one
  * that cannot be written later is logged once and abandoned. */
 
+/* ==== Flight recorder ====
+ * Every communicator keeps its last calls in a ring (DIST_FLIGHT_RECORDER_ENTRIES,
+ * default 256; 0 keeps none), always: kind, dtype, count, op, root, how far it got
+ * ("in flight", "done", "failed"), its status, path and algorithm, and, when its
+ * calls are timed, when it started and how long it took (steady clock, as the
+ * timeline's). dist_context_dump gives them, with this rank (rank, task, host_id,
+ * pid, both clocks now), each communicator (id, rank, size, members, path,
+ * timeout_ms, calls_started, calls_finished, failed, calls) and the peers lost, as
+ * JSON in *json (free it with dist_string_free). It may be called from any thread
+ * at any time, also while calls hang. With DIST_FLIGHT_RECORDER_SIGNAL=USR1 (or
+ * USR2) the library installs a handler for that signal that writes the dump of
+ * every context of the process to "<DIST_FLIGHT_RECORDER_DIR, else
+ * /tmp>/dist-flight.<rank>.<pid>.json" and logs where; another signal name fails
+ * dist_context_create with DIST_ERR_INVALID_ARGUMENT. Nothing kills the process. */
+DIST_EXPORT dist_status_t dist_context_dump(dist_context_t* context, char** json);
+
 /* ==== Contexts through the caller's own exchange ====
  * Frameworks that already have a rendezvous (torch's Store, MPI_Allgather, JAX's
  * key-value store) build a context from rank, size and an all-gather they provide.

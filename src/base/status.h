@@ -42,6 +42,10 @@ class Error : public std::runtime_error {
   throw Error(Status::kInvalidArgument, message);
 }
 
+// The C ABI's name of a status: "DIST_OK", "DIST_ERR_TIMEOUT", ...; null
+// for a value that is none of them.
+const char* status_name(Status status);
+
 // Quotes a value for an error message: 'value'.
 inline std::string quoted(const std::string& value) { return "'" + value + "'"; }
 

@@ -1,5 +1,6 @@
 // dist_context_* and dist_comm_*: joining the cluster and forming groups.
 #include "c_api/guard.h"
+#include "c_api/strings.h"
 #include "c_api/handles.h"
 #include "c_api/cluster_handle.h"
 #include "collectives/algorithm_table.h"
@@ -222,6 +223,13 @@ DIST_EXPORT dist_status_t dist_comm_algorithm(const dist_comm_t* comm, dist_coll
     require(name, "name");
     require(comm, "comm");
     *name = comm->communicator->algorithm_for(dist::kind_of_collective(collective), static_cast<size_t>(bytes));
+  });
+}
+
+DIST_EXPORT dist_status_t dist_context_dump(dist_context_t* context, char** json) {
+  return call_guarded(__func__, [&] {
+    require(json, "json");
+    *json = dist::copy_for_caller(dist::dump_json(require(context, "context")->context->dump(), 1));
   });
 }
 

@@ -35,21 +35,8 @@ dist_status_t set_last_error(dist_status_t status, const std::string& message) {
 extern "C" {
 
 DIST_EXPORT const char* dist_status_string(dist_status_t status) {
-  switch (status) {
-    case DIST_OK: return "DIST_OK";
-    case DIST_ERR_INVALID_ARGUMENT: return "DIST_ERR_INVALID_ARGUMENT";
-    case DIST_ERR_UNSUPPORTED: return "DIST_ERR_UNSUPPORTED";
-    case DIST_ERR_NO_MEMORY: return "DIST_ERR_NO_MEMORY";
-    case DIST_ERR_SYSTEM: return "DIST_ERR_SYSTEM";
-    case DIST_ERR_PEER_FAILED: return "DIST_ERR_PEER_FAILED";
-    case DIST_ERR_TIMEOUT: return "DIST_ERR_TIMEOUT";
-    case DIST_ERR_MISMATCH: return "DIST_ERR_MISMATCH";
-    case DIST_ERR_AUTH: return "DIST_ERR_AUTH";
-    case DIST_ERR_UNAVAILABLE: return "DIST_ERR_UNAVAILABLE";
-    case DIST_ERR_ABORTED: return "DIST_ERR_ABORTED";
-    case DIST_ERR_INTERNAL: return "DIST_ERR_INTERNAL";
-    default: return "DIST_ERR_UNKNOWN";
-  }
+  const char* name = dist::status_name(static_cast<dist::Status>(status));
+  return name != nullptr ? name : "DIST_ERR_UNKNOWN";
 }
 
 DIST_EXPORT const char* dist_last_error(void) { return dist::last_error_message.c_str(); }

@@ -2,6 +2,7 @@
 
 #include "base/dtype.h"
 #include "base/timeline.h"
+#include "collectives/flight_recorder.h"
 
 namespace dist {
 
@@ -11,38 +12,23 @@ int64_t steady_ns(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-// The C ABI's name for a failed call's status.
-const char* status_text(Status status) {
-  switch (status) {
-    case Status::kOk: return "DIST_OK";
-    case Status::kInvalidArgument: return "DIST_ERR_INVALID_ARGUMENT";
-    case Status::kUnsupported: return "DIST_ERR_UNSUPPORTED";
-    case Status::kNoMemory: return "DIST_ERR_NO_MEMORY";
-    case Status::kSystem: return "DIST_ERR_SYSTEM";
-    case Status::kPeerFailed: return "DIST_ERR_PEER_FAILED";
-    case Status::kTimeout: return "DIST_ERR_TIMEOUT";
-    case Status::kMismatch: return "DIST_ERR_MISMATCH";
-    case Status::kAuth: return "DIST_ERR_AUTH";
-    case Status::kUnavailable: return "DIST_ERR_UNAVAILABLE";
-    case Status::kAborted: return "DIST_ERR_ABORTED";
-    case Status::kInternal: return "DIST_ERR_INTERNAL";
-  }
-  return "unknown status";
-}
-
 }  // namespace
 
 CallTrace::CallTrace(const CallTraceTarget& target, const CollectiveCall& call, uint64_t seq)
     : target_(target), call_(call), seq_(seq) {
   // Read the clock only when timing is on: an 8-byte call on one host takes
   // a few clock reads' time.
-  if (!target.timing && target.timeline == nullptr) return;
-  start_ = std::chrono::steady_clock::now();
-  if (target.timeline != nullptr) {
-    phases_.emplace(steady_ns(start_));
-    set_current_call_phases(&*phases_);
+  if (target.timing || target.timeline != nullptr) {
+    start_ = std::chrono::steady_clock::now();
+    if (target.timeline != nullptr) {
+      phases_.emplace(steady_ns(start_));
+      set_current_call_phases(&*phases_);
+    }
   }
+  target.recorder->begin(seq, call.signature, start_ == std::chrono::steady_clock::time_point{} ? 0 : steady_ns(start_));
 }
+
+void CallTrace::refuse(Status status) { target_.recorder->end(seq_, status, Path::kSelf, nullptr, 0); }
 
 CallTrace::~CallTrace() {
   if (phases_) set_current_call_phases(nullptr);
@@ -52,6 +38,7 @@ void CallTrace::finish(Status status, Path path, const char* algorithm) {
   const bool timed = target_.timing || target_.timeline != nullptr;
   const auto end = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   const uint64_t bytes = counted_bytes(call_);
+  target_.recorder->end(seq_, status, path, algorithm, timed ? steady_ns(end) : 0);
   target_.stats->record(call_.signature.kind, path, algorithm, bytes, status == Status::kOk,
                         timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count() : -1);
   if (!phases_) return;
@@ -74,7 +61,7 @@ void CallTrace::finish(Status status, Path path, const char* algorithm) {
       .add("waiting_ns", phases_->total_ns(CallPhase::kWaiting))
       .add("reducing_ns", phases_->total_ns(CallPhase::kReducing))
       .add("moving_ns", phases_->total_ns(CallPhase::kMoving));
-  if (status != Status::kOk) event.add("status", status_text(status));
+  if (status != Status::kOk) event.add("status", status_name(status));
   target_.timeline->record(std::move(event));
   for (const CallPhases::Interval& interval : phases_->intervals()) {
     TimelineEvent phase;

@@ -1,6 +1,7 @@
 // What a communicator notes of each call it runs: its counters
-// (call_stats.h), its time when timing is on, and, while a timeline records,
-// an event with its phases (base/call_phases.h). Made at the call's start in
+// (call_stats.h), its flight recorder's entry (flight_recorder.h), its time
+// when timing is on, and, while a timeline records, an event with its phases
+// (base/call_phases.h). Made at the call's start in
 // the thread that runs it; finish() once it ended, either way.
 #pragma once
 
@@ -16,10 +17,12 @@
 
 namespace dist {
 
+class FlightRecorder;
 class Timeline;
 
 struct CallTraceTarget {
   CallStats* stats = nullptr;
+  FlightRecorder* recorder = nullptr;
   bool timing = false;
   Timeline* timeline = nullptr;  // null: none records
   uint32_t lane = 0;             // the communicator's lane on it
@@ -36,6 +39,8 @@ class CallTrace {
   // Counts the call under `algorithm` on `path` (with its outcome), and
   // records its event.
   void finish(Status status, Path path, const char* algorithm);
+  // A call refused for its arguments: only the flight recorder notes it (failed).
+  void refuse(Status status);
 
  private:
   const CallTraceTarget& target_;

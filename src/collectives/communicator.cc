@@ -92,6 +92,7 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   environment_all_reduce_ = from_environment.all_reduce;
   timeline_ = context.timeline();
   trace_target_.stats = &stats_;
+  trace_target_.recorder = &recorder_;
   trace_target_.comm_id = id_;
   // A timeline times every call; so does DIST_COMM_TIMING=1.
   trace_target_.timing = timeline_ != nullptr || timing_from_environment();
@@ -104,7 +105,6 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
     algorithms_.chunk_bytes = kZeroCopyChunkBytes;
   }
   failure_ = context.register_comm(id_, members_);
-  context.publish_progress(id_, progress_);
   stall_.set_warn_after(stall_warning_from_environment());
   stall_.set_behind(context.name(context.rank()), [this](uint64_t seq) { return describe_behind(seq); });
   if (context.worker() == nullptr || members_.size() == 1) {
@@ -150,6 +150,8 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
           : hierarchy_ != nullptr   ? Path::kHierarchical
                                     : Path::kPointToPoint;
   resolve_forced_all_reduce();
+  // Last: from here on the context may call dump() at any time.
+  context_.publish_state(id_, progress_, [this] { return dump(); });
 }
 
 Communicator::~Communicator() {
@@ -186,6 +188,20 @@ std::string Communicator::describe_behind(uint64_t seq) {
   std::vector<std::string> names;
   for (int m : members_) names.push_back(context_.name(m));
   return dist::describe_behind(names, context_.query_progress(id_, members_, kAnswerWait), seq, id_);
+}
+
+Json Communicator::dump() const {
+  std::vector<std::string> names;
+  for (int m : members_) names.push_back(context_.name(m));
+  return {{"id", id_},
+          {"rank", rank_},
+          {"size", size()},
+          {"members", names},
+          {"path", name(path_)},
+          {"timeout_ms", timeout_.count()},
+          {"calls_started", progress_->started.load(std::memory_order_acquire)},
+          {"calls_finished", progress_->finished.load(std::memory_order_acquire)},
+          {"calls", recorder_.entries()}};
 }
 
 std::vector<CallStatsRow> Communicator::stats() const {
@@ -248,14 +264,14 @@ void Communicator::execute_call(const CollectiveCall& call) {
   // communicator had failed), the one that would have.
   auto finish = [&](Status status) {
     progress_->end(seq);
-    if (ran == nullptr && status == Status::kInvalidArgument) return;
+    if (ran == nullptr && status == Status::kInvalidArgument) return trace.refuse(status);
     const Path path = path_ == Path::kSelf ? Path::kSelf : path_for(call.signature.kind);
     const char* algorithm = path == Path::kSelf ? name(Path::kSelf) : ran != nullptr ? ran->name : nullptr;
     if (algorithm == nullptr) {
       try {
         algorithm = algorithm_for(call.signature.kind, static_cast<size_t>(counted_bytes(call)));
       } catch (const Error&) {
-        return;
+        return trace.refuse(status);
       }
     }
     trace.finish(status, path, algorithm);

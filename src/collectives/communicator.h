@@ -18,6 +18,7 @@
 #include "collectives/call_stats.h"
 #include "collectives/call_trace.h"
 #include "collectives/collective_call.h"
+#include "collectives/flight_recorder.h"
 #include "collectives/hierarchical/hierarchy.h"
 #include "collectives/host_layout.h"
 #include "collectives/operation.h"
@@ -55,6 +56,9 @@ class Communicator {
   // Who holds call `seq` up, asking every member where it is ("" when none is
   // behind): what a stall warning and a timeout say.
   std::string describe_behind(uint64_t seq);
+  // What dist_context_dump says of it: id, members, path, progress and its
+  // flight recorder's calls.
+  Json dump() const;
   std::chrono::milliseconds timeout() const { return timeout_; }
   // The deadline of a wait that starts now.
   std::chrono::steady_clock::time_point deadline() const { return std::chrono::steady_clock::now() + timeout_; }
@@ -155,6 +159,7 @@ class Communicator {
   CallStats stats_;
   std::shared_ptr<CallProgress> progress_ = std::make_shared<CallProgress>();  // what peers asking are told
   StallWatch stall_;
+  FlightRecorder recorder_{FlightRecorder::entries_from_environment()};
   std::shared_ptr<Timeline> timeline_;
   CallTraceTarget trace_target_;  // what each call's trace notes to
   CallStats device_stats_;  // written by device_calls_, which the first call on CUDA memory makes

@@ -12,6 +12,7 @@
 #include "base/timeline.h"
 #include "cluster/worker_position.h"
 #include "topology/host_identity.h"
+#include "transport/dump_on_signal.h"
 #include "transport/ucx_worker.h"
 
 namespace dist {
@@ -55,6 +56,14 @@ Context::Context(const ResolvedCluster& cluster, const ContextOptions& options, 
     : timeout_(options.timeout) {
   timeline_prefix_ = options.timeline_prefix;
   if (timeline_prefix_.empty()) timeline_prefix_ = options.env.get("DIST_TIMELINE").value_or("");
+  const int dump_signal = dump_signal_from_environment();  // a bad name fails before anything starts
+  join_cluster(cluster, options, std::move(listener), deadline);
+  // Complete: a signal may dump it from now on.
+  watch_dump_signal(this, dump_signal);
+}
+
+void Context::join_cluster(const ResolvedCluster& cluster, const ContextOptions& options, Socket listener,
+                           SteadyTime deadline) {
   if (cluster.spec.empty()) {
     names_.push_back("worker:0");  // a single process: nothing to connect
     host_ids_.push_back(host_identity());
@@ -137,6 +146,7 @@ std::shared_ptr<Timeline> Context::timeline() {
 bool Context::has_bulk_endpoints() const { return worker_ != nullptr && worker_->has_bulk_endpoints(); }
 
 Context::~Context() {
+  unwatch_dump_signal(this);
   if (!monitor_.joinable()) return;
   // Say goodbye only after UCX has delivered what this process sent, to the
   // peers still there and not in a failed communicator: a lost one (or one
@@ -200,15 +210,45 @@ std::shared_ptr<FailureFlag> Context::register_comm(uint32_t comm_id, const std:
     flag->set(early->second.first, early->second.second, false);
     early_failures_.erase(early);
   }
-  registry_[comm_id] = Registration{members, flag, nullptr};
+  registry_[comm_id] = Registration{members, flag, nullptr, nullptr};
   use_comm_id(comm_id);
   return flag;
 }
 
-void Context::publish_progress(uint32_t comm_id, std::shared_ptr<const CallProgress> progress) {
+void Context::publish_state(uint32_t comm_id, std::shared_ptr<const CallProgress> progress, std::function<Json()> dump) {
   std::lock_guard<std::mutex> guard(registry_mutex_);
   auto it = registry_.find(comm_id);
-  if (it != registry_.end()) it->second.progress = std::move(progress);
+  if (it == registry_.end()) return;
+  it->second.progress = std::move(progress);
+  it->second.dump = std::move(dump);
+}
+
+Json Context::dump() {
+  Json out = {{"rank", rank_},
+              {"size", size()},
+              {"task", name(rank_)},
+              {"host_id", host_id(rank_)},
+              {"pid", static_cast<int64_t>(getpid())},
+              {"steady_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now().time_since_epoch()).count()},
+              {"system_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch()).count()}};
+  Json communicators = Json::array();
+  std::vector<std::string> lost;
+  {
+    std::lock_guard<std::mutex> guard(registry_mutex_);
+    for (const auto& [id, registration] : registry_) {
+      Json comm = registration.dump ? registration.dump() : Json{{"id", id}};
+      comm["failed"] = registration.flag->failed();
+      communicators.push_back(std::move(comm));
+    }
+    for (const std::string& why : lost_) {
+      if (!why.empty()) lost.push_back(why);
+    }
+  }
+  out["communicators"] = std::move(communicators);
+  out["lost_peers"] = lost;
+  return out;
 }
 
 std::vector<MemberProgress> Context::query_progress(uint32_t comm_id, const std::vector<int>& members,

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "base/environment.h"
+#include "base/json.h"
 #include "cluster/resolved_cluster.h"
 #include "transport/bootstrap.h"
 #include "transport/call_progress.h"
@@ -70,8 +72,12 @@ class Context {
   // A communicator over `members` (context ranks) learns of failures through
   // the returned flag; a local failure set on it is sent to those members.
   std::shared_ptr<FailureFlag> register_comm(uint32_t comm_id, const std::vector<int>& members);
-  // Where the communicator is in its calls, for peers that ask (below).
-  void publish_progress(uint32_t comm_id, std::shared_ptr<const CallProgress> progress);
+  // Where the communicator is in its calls, for peers that ask (below), and
+  // what dump() says of it (a JSON object; called under the registry's lock,
+  // never after unregister_comm).
+  void publish_state(uint32_t comm_id, std::shared_ptr<const CallProgress> progress, std::function<Json()> dump);
+  // This rank and every registered communicator, as JSON (dist_context_dump).
+  Json dump();
   // Asks each of `members` (context ranks; this one is read here) where it is
   // in communicator `comm_id`'s calls; returns their answers, by position in
   // `members`, within `wait` (a member that has not answered by then, or does
@@ -88,10 +94,14 @@ class Context {
   void use_comm_id(uint32_t id) { next_comm_id_ = std::max(next_comm_id_, id + 1); }
 
  private:
+  // The constructors' work: bootstrap, UCX endpoints, the monitor.
+  void join_cluster(const ResolvedCluster& cluster, const ContextOptions& options, Socket listener,
+                    SteadyTime deadline);
   struct Registration {
     std::vector<int> members;
     std::shared_ptr<FailureFlag> flag;
     std::shared_ptr<const CallProgress> progress;
+    std::function<Json()> dump;
   };
   // A progress query of this process, waiting for its answers.
   struct ProgressQuery {

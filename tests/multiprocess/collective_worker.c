@@ -518,6 +518,13 @@ static void scenario_timeline(dist_context_t* context) {
   CHECK(dist_barrier(world, NULL) == DIST_OK, "barrier: %s", dist_last_error());
 }
 
+/* Sleeps the whole time, also when a signal (a flight-recorder dump) comes. */
+static void sleep_fully(int seconds) {
+  struct timespec left = {seconds, 0};
+  while (nanosleep(&left, &left) != 0) {
+  }
+}
+
 /* A rank held back on purpose (the last): first for less than the deadline,
  * which the others report as a stall and then complete, then for longer,
  * which fails the call on every rank naming it. The suite reads the warnings
@@ -537,11 +544,11 @@ static void scenario_stall(dist_context_t* context) {
   float x = 1;
   dist_buffer_t b = buffer_of(&x, 1, DIST_DTYPE_F32);
   CHECK(dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL) == DIST_OK, "call 0: %s", dist_last_error());
-  if (rank == late) sleep(3);
+  if (rank == late) sleep_fully(3);
   x = 1;
   CHECK(dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL) == DIST_OK && x == (float)n, "call 1 after a stall: %s",
         dist_last_error());
-  if (rank == late) sleep(8);
+  if (rank == late) sleep_fully(8);
   const dist_status_t st = dist_all_reduce(world, NULL, &b, DIST_OP_SUM, NULL);
   printf("call 2: %s: %s\n", dist_status_string(st), dist_last_error());
   fflush(stdout);
