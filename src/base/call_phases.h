@@ -29,7 +29,7 @@ class CallPhases {
   };
   // Intervals kept per call (beyond them only the totals grow); intervals of
   // one phase closer than kMergeGapNs are kept as one.
-  static constexpr size_t kMaxIntervals = 64;
+  static constexpr size_t kMaxIntervals = 16;
   static constexpr int64_t kMergeGapNs = 2000;
 
   explicit CallPhases(int64_t start_ns) : current_start_ns_(start_ns) {}

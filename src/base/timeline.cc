@@ -4,7 +4,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cinttypes>
+#include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 
@@ -19,19 +20,65 @@ namespace {
 // Events are written in batches of this many: formatting waits for them.
 constexpr size_t kFlushEvents = 4096;
 
-// Microseconds with three decimals, as the format wants "ts" and "dur".
-void append_microseconds(std::string& out, int64_t ns) {
-  char text[32];
-  const int64_t whole = ns / 1000, fraction = ns % 1000;
-  std::snprintf(text, sizeof text, "%" PRId64 ".%03" PRId64, whole, fraction < 0 ? -fraction : fraction);
-  out += text;
-}
-
-// Static names need no escaping; this checks that they need none.
-void append_plain(std::string& out, const char* text) {
-  for (const char* c = text; *c != '\0'; ++c) {
-    out += (*c == '"' || *c == '\\' || static_cast<unsigned char>(*c) < 0x20) ? '?' : *c;
+// Formatting is most of what recording costs: events are written into a
+// buffer with room for the largest event made first, by a cursor, with
+// to_chars for numbers (no locale, no allocation, no capacity checks).
+class EventWriter {
+ public:
+  explicit EventWriter(std::string& text) : text_(text) {}
+  // Room for `bytes` more.
+  void reserve(size_t bytes) {
+    if (text_.size() - used_ >= bytes) return;
+    text_.resize(std::max(text_.size() * 2, used_ + bytes));
   }
+  void literal(const char* text, size_t length) {
+    std::memcpy(&text_[used_], text, length);
+    used_ += length;
+  }
+  template <size_t N>
+  void literal(const char (&text)[N]) {
+    literal(text, N - 1);
+  }
+  void character(char c) { text_[used_++] = c; }
+  // Static names need no escaping; this keeps them from breaking the JSON.
+  void plain(const char* text) {
+    for (const char* c = text; *c != '\0'; ++c) {
+      text_[used_++] = (*c == '"' || *c == '\\' || static_cast<unsigned char>(*c) < 0x20) ? '?' : *c;
+    }
+  }
+  void integer(int64_t value) {
+    const auto result = std::to_chars(&text_[used_], &text_[used_] + 24, value);
+    used_ = static_cast<size_t>(result.ptr - text_.data());
+  }
+  // Microseconds with three decimals, as the format wants "ts" and "dur".
+  void microseconds(int64_t ns) {
+    if (ns < 0) {
+      character('-');
+      ns = -ns;
+    }
+    integer(ns / 1000);
+    const int64_t fraction = ns % 1000;
+    character('.');
+    character(static_cast<char>('0' + fraction / 100));
+    character(static_cast<char>('0' + fraction / 10 % 10));
+    character(static_cast<char>('0' + fraction % 10));
+  }
+  size_t used() const { return used_; }
+
+ private:
+  std::string& text_;
+  size_t used_ = 0;
+};
+
+// The most an event takes besides its names, keys and detail.
+constexpr size_t kEventFixedBytes = 160 + TimelineEvent::kMaxArgs * 32;
+
+size_t event_bound(const TimelineEvent& e) {
+  size_t bytes = kEventFixedBytes + std::strlen(e.name) + std::strlen(e.category) + 8 * e.detail.size();
+  for (int i = 0; i < e.arg_count; ++i) {
+    bytes += std::strlen(e.args[i].key) + (e.args[i].text != nullptr ? std::strlen(e.args[i].text) : 0);
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -65,6 +112,8 @@ std::string Timeline::path_for(const std::string& prefix, int rank) { return pre
 Timeline::Timeline(const std::string& path, const TimelineOwner& owner) : path_(path), pid_(owner.rank) {
   file_ = std::fopen(path.c_str(), "w");
   if (file_ == nullptr) fail_invalid("timeline: cannot create " + dist::quoted(path) + ": " + std::strerror(errno));
+  buffer_.reserve(kFlushEvents);
+  spare_.reserve(kFlushEvents);
   // What merge needs to place this file beside the others: the rank, its
   // host (ranks of one host share the steady clock) and both clocks at once.
   const int64_t steady = timeline_now_ns();
@@ -115,70 +164,77 @@ uint32_t Timeline::lane(const std::string& name) {
 }
 
 void Timeline::record(TimelineEvent event) {
-  std::vector<TimelineEvent> full;
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    buffer_.push_back(std::move(event));
-    if (buffer_.size() < kFlushEvents) return;
-    full.swap(buffer_);
-  }
-  std::lock_guard<std::mutex> guard(file_mutex_);
-  write_locked(full);
+  std::unique_lock<std::mutex> lock(mutex_);
+  buffer_.push_back(std::move(event));
+  if (buffer_.size() < kFlushEvents) return;
+  // Hand the full buffer to the writer: take the file first, so that the
+  // spare is empty (written) when swapped.
+  lock.unlock();
+  std::lock_guard<std::mutex> file_guard(file_mutex_);
+  lock.lock();
+  if (buffer_.size() < kFlushEvents) return;  // another thread flushed meanwhile
+  buffer_.swap(spare_);
+  lock.unlock();
+  write_spare_locked();
 }
 
 void Timeline::flush() {
-  std::vector<TimelineEvent> pending;
+  std::lock_guard<std::mutex> file_guard(file_mutex_);
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    pending.swap(buffer_);
+    buffer_.swap(spare_);
   }
-  std::lock_guard<std::mutex> guard(file_mutex_);
-  write_locked(pending);
+  write_spare_locked();
   if (file_ != nullptr) std::fflush(file_);
 }
 
-void Timeline::write_locked(const std::vector<TimelineEvent>& events) {
-  std::string out;
-  out.reserve(events.size() * 200);
-  for (const TimelineEvent& e : events) {
-    out += ",\n{\"name\":\"";
-    append_plain(out, e.name);
-    out += "\",\"cat\":\"";
-    append_plain(out, e.category);
-    out += "\",\"ph\":\"X\",\"pid\":";
-    out += std::to_string(pid_);
-    out += ",\"tid\":";
-    out += std::to_string(e.lane);
-    out += ",\"ts\":";
-    append_microseconds(out, e.start_ns);
-    out += ",\"dur\":";
-    append_microseconds(out, e.duration_ns < 0 ? 0 : e.duration_ns);
-    out += ",\"args\":{";
+void Timeline::write_spare_locked() {
+  EventWriter out(text_);
+  for (const TimelineEvent& e : spare_) {
+    out.reserve(event_bound(e));
+    out.literal(",\n{\"name\":\"");
+    out.plain(e.name);
+    out.literal("\",\"cat\":\"");
+    out.plain(e.category);
+    out.literal("\",\"ph\":\"X\",\"pid\":");
+    out.integer(pid_);
+    out.literal(",\"tid\":");
+    out.integer(e.lane);
+    out.literal(",\"ts\":");
+    out.microseconds(e.start_ns);
+    out.literal(",\"dur\":");
+    out.microseconds(e.duration_ns < 0 ? 0 : e.duration_ns);
+    out.literal(",\"args\":{");
     for (int i = 0; i < e.arg_count; ++i) {
-      if (i > 0) out += ',';
-      out += '"';
-      append_plain(out, e.args[i].key);
-      out += "\":";
+      if (i > 0) out.character(',');
+      out.character('"');
+      out.plain(e.args[i].key);
+      out.literal("\":");
       if (e.args[i].text != nullptr) {
-        out += '"';
-        append_plain(out, e.args[i].text);
-        out += '"';
+        out.character('"');
+        out.plain(e.args[i].text);
+        out.character('"');
       } else {
-        out += std::to_string(e.args[i].number);
+        out.integer(e.args[i].number);
       }
     }
     if (!e.detail.empty()) {
-      out += e.arg_count > 0 ? ",\"detail\":" : "\"detail\":";
-      out += dump_json(Json(e.detail));
+      if (e.arg_count > 0) out.character(',');
+      out.literal("\"detail\":");
+      const std::string escaped = dump_json(Json(e.detail));
+      out.literal(escaped.data(), escaped.size());
     }
-    out += "}}";
+    out.literal("}}");
   }
-  write_text_locked(out);
+  spare_.clear();
+  write_bytes_locked(text_.data(), out.used());
 }
 
-void Timeline::write_text_locked(const std::string& text) {
-  if (file_ == nullptr || text.empty()) return;
-  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) {
+void Timeline::write_text_locked(const std::string& text) { write_bytes_locked(text.data(), text.size()); }
+
+void Timeline::write_bytes_locked(const char* data, size_t size) {
+  if (file_ == nullptr || size == 0) return;
+  if (std::fwrite(data, 1, size, file_) != size) {
     // The job goes on without its timeline rather than failing a call that
     // worked; the file keeps what was written before.
     log_message(LogLevel::kWarn, "timeline: writing " + dist::quoted(path_) + " failed (" + std::strerror(errno) +

@@ -75,15 +75,21 @@ class Timeline {
   static std::string path_for(const std::string& prefix, int rank);
 
  private:
-  void write_locked(const std::vector<TimelineEvent>& events);
+  // Writes and clears spare_.
+  void write_spare_locked();
   void write_text_locked(const std::string& text);
+  void write_bytes_locked(const char* data, size_t size);
 
   std::string path_;
   int pid_ = 0;  // the trace's pid field: the rank, so that a merge keeps ranks apart
   std::mutex mutex_;        // guards the buffer and the lanes
   std::mutex file_mutex_;   // guards the file: writes happen outside mutex_
   std::FILE* file_ = nullptr;
+  // Events fill buffer_ while the full one is written from spare_; both keep
+  // their memory, and so does the text, so recording allocates nothing.
   std::vector<TimelineEvent> buffer_;
+  std::vector<TimelineEvent> spare_;  // file_mutex_
+  std::string text_;                  // file_mutex_
   std::map<std::string, uint32_t> lanes_;
 };
 

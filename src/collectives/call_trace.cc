@@ -8,6 +8,9 @@ namespace dist {
 
 namespace {
 
+// Calls shorter than this get no phase spans (their totals are arguments).
+constexpr int64_t kPhaseSpansMinNs = 1000000;
+
 int64_t steady_ns(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
@@ -63,6 +66,9 @@ void CallTrace::finish(Status status, Path path, const char* algorithm) {
       .add("moving_ns", phases_->total_ns(CallPhase::kMoving));
   if (status != Status::kOk) event.add("status", status_name(status));
   target_.timeline->record(std::move(event));
+  // A short call's phases are its arguments alone: spans of a few
+  // microseconds each would cost more to write than the call took.
+  if (end_ns - start_ns < kPhaseSpansMinNs) return;
   for (const CallPhases::Interval& interval : phases_->intervals()) {
     TimelineEvent phase;
     phase.name = name(interval.phase);
