@@ -605,6 +605,7 @@ typedef int32_t dist_allreduce_algorithm_t;
 #define DIST_COMM_OPT_ALLREDUCE  (1ull << 1)
 #define DIST_COMM_OPT_TIMING     (1ull << 2)
 #define DIST_COMM_OPT_STALL_WARNING_MS (1ull << 3)
+#define DIST_COMM_OPT_DETERMINISTIC    (1ull << 4)
 
 typedef struct dist_comm_options {
   uint64_t field_mask;
@@ -625,6 +626,21 @@ typedef struct dist_comm_options {
    * every member, the late one included. 0: no warning. Default 30000, or
    * DIST_STALL_WARNING_SECONDS * 1000. */
   int64_t stall_warning_ms;
+  /* 1: reproducible reductions. A floating-point (f16, bf16, f32, f64) SUM, PROD
+   * or MEAN of all_reduce, reduce or reduce_scatter then gives the same bits for
+   * a given number of ranks on every path (shared memory, point to point,
+   * hierarchical, staged CUDA buffers), algorithm, chunk size, and, in
+   * strategies over such a communicator, bucket size and fusion: each element
+   * combines the ranks' values in rank order, 0 first. The call runs as an
+   * all_to_all of blocks, the combination in order, and an all_gather (a reduce
+   * gathers everywhere, then keeps the root's); calls on CUDA memory take the
+   * staged path instead of NCCL. Integer dtypes and MIN/MAX are exact in any
+   * order and run as usual. The cost, measured against the default, is in
+   * bench/README.md. Strategies' own reductions between local CUDA replicas are
+   * not covered. 0: the fastest order (the default, or DIST_DETERMINISTIC=1 for
+   * 1). A communicator from dist_comm_split takes its parent's timing, stall
+   * warning and deterministic settings. */
+  int32_t deterministic;
 } dist_comm_options_t;
 
 #ifdef __cplusplus

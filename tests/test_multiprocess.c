@@ -256,6 +256,53 @@ static void test_stall_names_the_late_rank(void** state) {
   }
 }
 
+/* Runs `deterministic` on n ranks with env; copies rank r's "deterministic
+ * bits HEX" into bits[r]. */
+static void run_deterministic(int n, const char* const* env, char bits[][32]) {
+  struct launch launch;
+  launch_prepare(&launch, n);
+  const char* args[] = {worker_path(), "deterministic", NULL};
+  for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, env, args);
+  if (launch_wait(&launch, 300) != 0) fail_msg("deterministic did not finish in time");
+  expect_all_succeed(&launch, "deterministic");
+  for (int r = 0; r < n; ++r) {
+    const char* line = strstr(launch_output(&launch, r), "deterministic bits ");
+    if (line == NULL) fail_msg("rank %d printed no bits:\n%s", r, launch_output(&launch, r));
+    snprintf(bits[r], 32, "%.16s", line + strlen("deterministic bits "));
+  }
+}
+
+/* DIST_DETERMINISTIC=1: every float dtype and ordered op has the in-order
+ * bits (the worker checks each element) on shared memory, on point-to-point
+ * rings with small chunks, and over TCP with another algorithm forced: the
+ * same bits everywhere. Without it, the ring on 3 ranks gives other bits than
+ * shared memory (what the mode is for, and proof that the comparison sees). */
+static void test_deterministic_across_paths(void** state) {
+  (void)state;
+  const char* shm[] = {"DIST_DETERMINISTIC=1", NULL};
+  const char* ring[] = {"DIST_DETERMINISTIC=1", "DIST_SHM=0", "DIST_ALLREDUCE_ALGO=ring", "DIST_CHUNK_BYTES=4096", NULL};
+  const char* tcp[] = {"DIST_DETERMINISTIC=1", "UCX_TLS=tcp", "DIST_ALLREDUCE_ALGO=rabenseifner", NULL};
+  const char* const* configs[] = {shm, ring, tcp};
+  const char* names[] = {"shared memory", "ring, 4 KiB chunks", "tcp, rabenseifner"};
+  for (int n = 2; n <= 3; ++n) {
+    char first[4][32], other[4][32];
+    run_deterministic(n, configs[0], first);
+    for (int c = 1; c < 3; ++c) {
+      run_deterministic(n, configs[c], other);
+      for (int r = 0; r < n; ++r) {
+        if (strcmp(first[r], other[r]) != 0) {
+          fail_msg("%d ranks: rank %d got bits %s on %s but %s on %s", n, r, first[r], names[0], other[r], names[c]);
+        }
+      }
+    }
+    if (n == 3) {
+      const char* free_ring[] = {"DIST_SHM=0", "DIST_ALLREDUCE_ALGO=ring", NULL};
+      run_deterministic(n, free_ring, other);
+      if (strcmp(first[0], other[0]) == 0) fail_msg("the ring without the mode gave the in-order bits (%s)", other[0]);
+    }
+  }
+}
+
 static void test_rendezvous_everywhere(void** state) {
   (void)state;
   const char* env[] = {"DIST_SHM=0", "UCX_RNDV_THRESH=0", NULL};
@@ -270,7 +317,7 @@ int main(void) {
       cmocka_unit_test(test_abort),
       cmocka_unit_test(test_paths),      cmocka_unit_test(test_single_copy_agreement),
       cmocka_unit_test(test_rendezvous_everywhere), cmocka_unit_test(test_stats),
-      cmocka_unit_test(test_stall_names_the_late_rank),
+      cmocka_unit_test(test_stall_names_the_late_rank), cmocka_unit_test(test_deterministic_across_paths),
   };
   return cmocka_run_group_tests_name("multiprocess", tests, NULL, NULL);
 }

@@ -299,6 +299,12 @@ DIST_EXPORT dist_status_t dist_comm_configure(dist_comm_t* comm, const dist_comm
       }
       comm->communicator->set_stall_warning(std::chrono::milliseconds(options->stall_warning_ms));
     }
+    if (options->field_mask & DIST_COMM_OPT_DETERMINISTIC) {
+      if (options->deterministic != 0 && options->deterministic != 1) {
+        dist::fail_invalid("options: deterministic " + std::to_string(options->deterministic) + " must be 0 or 1");
+      }
+      comm->communicator->set_deterministic(options->deterministic == 1);
+    }
     if (options->field_mask & DIST_COMM_OPT_TIMING) {
       if (options->timing != 0 && options->timing != 1) {
         dist::fail_invalid("options: timing " + std::to_string(options->timing) + " must be 0 or 1");

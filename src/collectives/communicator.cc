@@ -7,7 +7,9 @@
 #include "base/timeline.h"
 #include "base/status.h"
 #include "collectives/algorithm_table.h"
+#include "collectives/call_check.h"
 #include "collectives/channel_exchange.h"
+#include "collectives/deterministic.h"
 #include "collectives/hierarchical/run_hierarchical.h"
 #include "collectives/run_collective.h"
 #include "collectives/shm/attach.h"
@@ -63,6 +65,13 @@ std::chrono::milliseconds stall_warning_from_environment() {
   return std::chrono::seconds(parse_integer(seconds, "DIST_STALL_WARNING_SECONDS", 0, 86400 * 7));
 }
 
+// DIST_DETERMINISTIC=1: every communicator reduces floats in rank order (deterministic.h).
+bool deterministic_from_environment() {
+  const char* deterministic = std::getenv("DIST_DETERMINISTIC");
+  if (deterministic == nullptr || *deterministic == '\0') return false;
+  return parse_integer(deterministic, "DIST_DETERMINISTIC", 0, 1) == 1;
+}
+
 // DIST_COMM_TIMING=1 times every communicator's calls (dist_comm_stats).
 bool timing_from_environment() {
   const char* timing = std::getenv("DIST_COMM_TIMING");
@@ -96,6 +105,7 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   trace_target_.comm_id = id_;
   // A timeline times every call; so does DIST_COMM_TIMING=1.
   trace_target_.timing = timeline_ != nullptr || timing_from_environment();
+  deterministic_ = deterministic_from_environment();
   if (timeline_ != nullptr) {
     trace_target_.timeline = timeline_.get();
     trace_target_.lane = timeline_->lane("comm " + std::to_string(id_));
@@ -238,7 +248,7 @@ void Communicator::resolve_forced_all_reduce() {
   all_reduce_path_ = forced_.any && offered ? forced_.path : path_;
 }
 
-bool Communicator::takes_pieces() const { return all_reduce_path_ == Path::kSharedMemory; }
+bool Communicator::takes_pieces() const { return all_reduce_path_ == Path::kSharedMemory && !deterministic_; }
 
 const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const {
   if (path_ == Path::kSelf) return name(Path::kSelf);
@@ -255,6 +265,14 @@ const char* Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const
 }
 
 void Communicator::execute_call(const CollectiveCall& call) {
+  if (deterministic_ && call.pieces == nullptr && needs_fixed_order(call.signature)) {
+    // As data movement (deterministic.h): the calls it makes are this
+    // communicator's next ones on every rank alike.
+    check_call(size(), rank_, call);
+    if (call.gate != nullptr) call.gate->wait(std::chrono::steady_clock::now() + timeout_);
+    run_in_fixed_order(call, rank_, size(), [this](const CollectiveCall& part) { execute_call(part); });
+    return;
+  }
   const uint64_t seq = next_seq_++;
   progress_->begin(seq, static_cast<int32_t>(call.signature.kind));
   CallTrace trace(trace_target_, call, seq);
@@ -441,6 +459,10 @@ std::unique_ptr<Communicator> Communicator::split(int32_t color, int32_t key) {
   auto comm = std::make_unique<Communicator>(context_, static_cast<uint32_t>(new_id), members);
   comm->set_timeout(timeout_);
   comm->set_algorithms(algorithms_);
+  // A part of a communicator observes and orders as the whole does.
+  comm->set_timing(timing());
+  comm->set_stall_warning(stall_warning());
+  comm->set_deterministic(deterministic_);
   return comm;
 }
 

@@ -53,6 +53,10 @@ class Communicator {
   // 30 s, or DIST_STALL_WARNING_SECONDS. Not while calls run.
   void set_stall_warning(std::chrono::milliseconds after) { stall_.set_warn_after(after); }
   std::chrono::milliseconds stall_warning() const { return stall_.warn_after(); }
+  // Floating-point SUM, PROD and MEAN combined in rank order, the same bits on
+  // every path (deterministic.h); default DIST_DETERMINISTIC. Not while calls run.
+  void set_deterministic(bool deterministic) { deterministic_ = deterministic; }
+  bool deterministic() const { return deterministic_; }
   // Who holds call `seq` up, asking every member where it is ("" when none is
   // behind): what a stall warning and a timeout say.
   std::string describe_behind(uint64_t seq);
@@ -157,6 +161,7 @@ class Communicator {
   Path all_reduce_path_ = Path::kSelf;
   uint64_t next_seq_ = 0;
   CallStats stats_;
+  bool deterministic_ = false;
   std::shared_ptr<CallProgress> progress_ = std::make_shared<CallProgress>();  // what peers asking are told
   StallWatch stall_;
   FlightRecorder recorder_{FlightRecorder::entries_from_environment()};

@@ -60,7 +60,9 @@ bool DeviceCalls::path(Path* path) const {
 
 void DeviceCalls::choose(int device) {
   DeviceReport mine;
-  mine.nccl = nccl_here() ? 1 : 0;
+  // NCCL's sums depend on its algorithm and channels: deterministic
+  // communicators take the staged path, whose host calls are in rank order.
+  mine.nccl = nccl_here() && !comm_.deterministic() ? 1 : 0;
   mine.device = device;
   mine.identity = cuda_device_identity(device);
   std::vector<DeviceReport> all(static_cast<size_t>(comm_.size()));

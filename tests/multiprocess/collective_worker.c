@@ -518,6 +518,153 @@ static void scenario_timeline(dist_context_t* context) {
   CHECK(dist_barrier(world, NULL) == DIST_OK, "barrier: %s", dist_last_error());
 }
 
+/* ---- deterministic reductions ------------------------------------------------ */
+
+static uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+/* Rank r's element i: exact in its dtype, with exponents far enough apart
+ * that sums round (half and bfloat16 values positive and normal, so that
+ * their f32 sums stay normal; products near 1). */
+static double det_input(int rank, uint64_t i, dist_dtype_t dtype, dist_op_t op) {
+  const uint64_t h = mix64(((uint64_t)rank << 40) ^ i ^ ((uint64_t)dtype << 56) ^ ((uint64_t)op << 60));
+  const double unit = (double)(h >> 11) * 0x1p-53; /* [0, 1) */
+  if (op == DIST_OP_PROD) {
+    if (dtype == DIST_DTYPE_F16) return 1.0 + (double)(h % 1024) * 0x1p-10;
+    if (dtype == DIST_DTYPE_BF16) return 1.0 + (double)(h % 128) * 0x1p-7;
+    return 1.0 + unit * 0x1p-6;
+  }
+  const int exponent = (int)(h % 17) - 8;
+  if (dtype == DIST_DTYPE_F16) return ldexp(1024.0 + (double)(h % 1024), exponent - 10);
+  if (dtype == DIST_DTYPE_BF16) return ldexp(128.0 + (double)(h % 128), exponent - 7);
+  const double signed_unit = (h & 1) ? -unit : unit;
+  return dtype == DIST_DTYPE_F32 ? (double)(float)ldexp(signed_unit, 2 * exponent) : ldexp(signed_unit, 2 * exponent);
+}
+
+/* float -> binary16 and bfloat16, rounding to nearest even (normal values). */
+static uint16_t half_rne(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, 4);
+  const uint32_t sign = (bits >> 16) & 0x8000u;
+  int exponent = (int)((bits >> 23) & 0xFF) - 127 + 15;
+  uint32_t mantissa = (bits & 0x7FFFFFu) >> 13;
+  const uint32_t rest = bits & 0x1FFFu;
+  if (rest > 0x1000u || (rest == 0x1000u && (mantissa & 1u))) mantissa++;
+  if (mantissa == 0x400u) {
+    mantissa = 0;
+    exponent++;
+  }
+  return (uint16_t)(sign | ((uint32_t)exponent << 10) | mantissa);
+}
+
+static uint16_t bf16_rne(float f) {
+  uint32_t bits;
+  memcpy(&bits, &f, 4);
+  return (uint16_t)((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+
+/* The in-order result's bits for element i: rank 0's value, then 1's, ...,
+ * combined in the dtype's accumulator (f32 for half and bfloat16, rounded
+ * once), a MEAN divided after. */
+static void det_expected(int n, uint64_t i, dist_dtype_t dtype, dist_op_t op, void* out) {
+  if (dtype == DIST_DTYPE_F64) {
+    double acc = det_input(0, i, dtype, op);
+    for (int r = 1; r < n; ++r) acc = op == DIST_OP_PROD ? acc * det_input(r, i, dtype, op) : acc + det_input(r, i, dtype, op);
+    if (op == DIST_OP_MEAN) acc = acc / (double)n;
+    memcpy(out, &acc, 8);
+    return;
+  }
+  float acc = (float)det_input(0, i, dtype, op);
+  for (int r = 1; r < n; ++r) {
+    const float x = (float)det_input(r, i, dtype, op);
+    acc = op == DIST_OP_PROD ? acc * x : acc + x;
+  }
+  if (dtype == DIST_DTYPE_F32) {
+    if (op == DIST_OP_MEAN) acc = acc / (float)n;
+    memcpy(out, &acc, 4);
+    return;
+  }
+  uint16_t bits = dtype == DIST_DTYPE_F16 ? half_rne(acc) : bf16_rne(acc);
+  if (op == DIST_OP_MEAN) {
+    const float sum = dtype == DIST_DTYPE_F16 ? (float)half_to_double(bits) : (float)bf16_to_double(bits);
+    bits = dtype == DIST_DTYPE_F16 ? half_rne(sum / (float)n) : bf16_rne(sum / (float)n);
+  }
+  memcpy(out, &bits, 2);
+}
+
+static uint64_t fnv(uint64_t hash, const void* data, size_t bytes) {
+  const unsigned char* p = data;
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 0x100000001B3ull;
+  return hash;
+}
+
+/* Every float dtype and ordered op, all_reduce, reduce (root n-1) and
+ * reduce_scatter, counts 0, 1, 7, 1000 and 65537: with DIST_DETERMINISTIC=1
+ * each result must have the in-order bits; either way the rank prints a hash
+ * of everything it got, which the suite compares across paths. */
+static void scenario_deterministic(dist_context_t* context) {
+  int32_t rank = 0, n = 0;
+  dist_comm_t* world = world_of(context, &rank, &n);
+  const char* mode = getenv("DIST_DETERMINISTIC");
+  const int ordered = mode != NULL && strcmp(mode, "1") == 0;
+  const dist_dtype_t dtypes[] = {DIST_DTYPE_F16, DIST_DTYPE_BF16, DIST_DTYPE_F32, DIST_DTYPE_F64};
+  const dist_op_t ops[] = {DIST_OP_SUM, DIST_OP_PROD, DIST_OP_MEAN};
+  const uint64_t counts[] = {0, 1, 7, 1000, 65537};
+  uint64_t hash = 0xCBF29CE484222325ull;
+  size_t mismatches = 0;
+  for (size_t d = 0; d < 4; ++d) {
+    for (size_t o = 0; o < 3; ++o) {
+      for (size_t c = 0; c < 5; ++c) {
+        const dist_dtype_t dtype = dtypes[d];
+        const dist_op_t op = ops[o];
+        const uint64_t count = counts[c];
+        const size_t es = dtype_size(dtype);
+        const uint64_t total = count * (uint64_t)n;
+        unsigned char* send = malloc(es * (total + 1));
+        unsigned char* recv = malloc(es * (total + 1));
+        unsigned char expected[8];
+        for (uint64_t i = 0; i < total; ++i) store_value(send, i, dtype, det_input(rank, i, dtype, op));
+        dist_buffer_t s = buffer_of(send, count, dtype), r = buffer_of(recv, count, dtype);
+        dist_buffer_t s_all = buffer_of(send, total, dtype);
+        for (int kind = 0; kind < 3; ++kind) {
+          dist_status_t st;
+          uint64_t first = 0; /* the inputs' index of the result's element 0 */
+          int has_result = 1;
+          if (kind == 0) {
+            st = dist_all_reduce(world, &s, &r, op, NULL);
+          } else if (kind == 1) {
+            st = dist_reduce(world, &s, &r, op, n - 1, NULL);
+            has_result = rank == n - 1;
+          } else {
+            st = dist_reduce_scatter(world, &s_all, &r, op, NULL);
+            first = (uint64_t)rank * count;
+          }
+          CHECK(st == DIST_OK, "dtype %d op %d count %llu kind %d: %s", dtype, op, (unsigned long long)count, kind,
+                dist_last_error());
+          if (st != DIST_OK || !has_result) continue;
+          hash = fnv(hash, recv, es * count);
+          for (uint64_t i = 0; ordered && i < count; ++i) {
+            det_expected(n, first + i, dtype, op, expected);
+            if (memcmp(recv + i * es, expected, es) != 0 && mismatches++ < 5) {
+              CHECK(0, "dtype %d op %d count %llu kind %d: element %llu has other bits than the in-order result", dtype,
+                    op, (unsigned long long)count, kind, (unsigned long long)i);
+            }
+          }
+        }
+        free(send);
+        free(recv);
+      }
+    }
+  }
+  CHECK(mismatches == 0, "%zu elements differ from the in-order result", mismatches);
+  printf("deterministic bits %016llx\n", (unsigned long long)hash);
+  fflush(stdout);
+}
+
 /* Sleeps the whole time, also when a signal (a flight-recorder dump) comes. */
 static void sleep_fully(int seconds) {
   struct timespec left = {seconds, 0};
@@ -687,6 +834,7 @@ int main(int argc, char** argv) {
   else if (strcmp(scenario, "stats") == 0) scenario_stats(context);
   else if (strcmp(scenario, "timeline") == 0) scenario_timeline(context);
   else if (strcmp(scenario, "stall") == 0) scenario_stall(context);
+  else if (strcmp(scenario, "deterministic") == 0) scenario_deterministic(context);
   else if (strcmp(scenario, "join") != 0) {
     fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;
