@@ -6,7 +6,8 @@
  * also on hosts short of socket buffers; the path each layout must take
  * (point to point with one rank per host, hierarchical with several on some)
  * with each rank's host-local rank, size and communicator; point-to-point
- * messages and all_to_all_v between hosts. Skips (77), saying why, where
+ * messages and all_to_all_v between hosts; deterministic reductions on the
+ * hierarchical path. Skips (77), saying why, where
  * emulated hosts cannot be made (not root). */
 #include "multihost/hosts.h"
 #include "multihost/layout.h"
@@ -112,6 +113,17 @@ static void test_messages(void** state) {
   }
 }
 
+/* DIST_DETERMINISTIC=1 on the hierarchical path: every float dtype and ordered
+ * op has the in-order bits (the worker checks each element), as on one host. */
+static void test_deterministic_hierarchical(void** state) {
+  (void)state;
+  const char* env[] = {"DIST_DETERMINISTIC=1", NULL};
+  const char* args[] = {"deterministic", NULL};
+  layout_start(&k2x2, program("DIST_COLLECTIVE_WORKER"), args, env);
+  layout_finish(240);
+  layout_expect_success("deterministic");
+}
+
 #define COLLECTIVES_TEST(name, c) {name, test_collectives, NULL, layout_teardown, (void*)&(c)}
 
 int main(void) {
@@ -119,6 +131,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_path_one_rank_per_host, layout_teardown),
       cmocka_unit_test_teardown(test_path_several_ranks_per_host, layout_teardown),
       cmocka_unit_test_teardown(test_messages, layout_teardown),
+      cmocka_unit_test_teardown(test_deterministic_hierarchical, layout_teardown),
       COLLECTIVES_TEST("every collective, dtype and op, 2x2", kEvery2x2),
       COLLECTIVES_TEST("collectives, 2x3 on hosts short of socket buffers", kQuick2x3Starved),
       COLLECTIVES_TEST("collectives, 2x1", kQuick2x1),

@@ -3,8 +3,8 @@
  * reduce over the batch axis with a partial batch, fused == unfused all-reduce
  * bit for bit, identical weights on every worker after training, both fused
  * paths (one piecewise call, buckets) with 1 and 2 local replicas, a failing
- * replica that never leaves the other worker hanging, and workers that
- * disagree on their replicas. Every process is bounded in time and reaped. */
+ * replica that never leaves the other worker hanging, workers that disagree
+ * on their replicas, and deterministic sums whatever the bucket size. Every process is bounded in time and reaped. */
 #include "multiprocess/launch.h"
 #include "test_support.h"
 
@@ -122,6 +122,50 @@ static void test_fusion_paths(void** state) {
   }
 }
 
+/* strategy_worker deterministic on n workers with env: returns worker 0's bits
+ * line, or NULL when a worker failed (its output then in `failure`). */
+static int run_deterministic(int n, const char* const* env, char* bits, size_t size, char* failure, size_t failure_size) {
+  const char* worker = getenv("DIST_STRATEGY_WORKER");
+  if (worker == NULL) fail_msg("DIST_STRATEGY_WORKER is not set (run through ctest)");
+  struct launch launch;
+  launch_prepare(&launch, n);
+  const char* args[] = {worker, "deterministic", NULL};
+  for (int r = 0; r < n; ++r) launch_rank(&launch, r, kToken, env, args);
+  if (launch_wait(&launch, 180) != 0) fail_msg("deterministic did not finish in time");
+  for (int r = 0; r < n; ++r) {
+    if (launch.exit_codes[r] != 0) {
+      snprintf(failure, failure_size, "%s", launch_output(&launch, r));
+      return 0;
+    }
+  }
+  output_line(&launch, 0, "deterministic bits ", bits, size);
+  return 1;
+}
+
+/* DIST_DETERMINISTIC=1: batch_all_reduce's sums have the in-order bits (each
+ * worker checks) whatever the bucket size and communication, on shared memory
+ * and point to point alike, on 2 and 3 workers. Without it, 3 workers on a
+ * ring differ from the in-order sum: what the mode is for, and proof that the
+ * check can tell. */
+static void test_deterministic_buckets(void** state) {
+  (void)state;
+  char failure[8192];
+  for (int n = 2; n <= 3; ++n) {
+    const char* shm[] = {"DIST_DETERMINISTIC=1", NULL};
+    const char* p2p[] = {"DIST_DETERMINISTIC=1", "DIST_SHM=0", NULL};
+    char first[128], second[128];
+    if (!run_deterministic(n, shm, first, sizeof first, failure, sizeof failure)) fail_msg("%d workers:\n%s", n, failure);
+    if (!run_deterministic(n, p2p, second, sizeof second, failure, sizeof failure)) fail_msg("%d workers, point to point:\n%s", n, failure);
+    if (strcmp(first, second) != 0) fail_msg("%d workers: '%s' on shared memory, '%s' point to point", n, first, second);
+  }
+  const char* free_ring[] = {"DIST_SHM=0", NULL};
+  char bits[128];
+  if (run_deterministic(3, free_ring, bits, sizeof bits, failure, sizeof failure) ||
+      strstr(failure, "differ from the in-order sum") == NULL) {
+    fail_msg("without the mode, 3 workers on a ring matched the in-order sum:\n%s", failure);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_variables),
@@ -130,6 +174,7 @@ int main(void) {
       cmocka_unit_test(test_replica_error),
       cmocka_unit_test(test_replica_count_mismatch),
       cmocka_unit_test(test_fusion_paths),
+      cmocka_unit_test(test_deterministic_buckets),
   };
   return cmocka_run_group_tests_name("strategy_multiprocess", tests, NULL, NULL);
 }

@@ -530,6 +530,88 @@ static void scenario_fusion(const char* communication, const char* local_text) {
   leave(strategy);
 }
 
+/* ---- deterministic reductions: bucket sizes and fusion -------------------------- */
+
+enum { kDetTensors = 3 };
+static const uint64_t kDetSizes[kDetTensors] = {7, 1000, 4099};
+
+/* Replica `global` (worker * kLocal + local index)'s element e of tensor t:
+ * f32 values of far-apart exponents, so that sums round. */
+static float det_value(int global, int t, uint64_t e) {
+  uint64_t h = ((uint64_t)global << 48) ^ ((uint64_t)t << 40) ^ e;
+  h += 0x9E3779B97F4A7C15ull;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+  h ^= h >> 31;
+  const float unit = (float)((double)(h >> 40) * 0x1p-24);
+  return ldexpf((h & 1) ? -unit : unit, (int)(h % 33) - 16);
+}
+
+/* With DIST_DETERMINISTIC=1, batch_all_reduce (SUM) of f32 tensors on 2 local
+ * replicas per worker has the same bits whatever the bucket size (one
+ * element, a few, one bucket for all) and communication (one call on one
+ * host, or buckets on a ring): each worker's replicas in order, then the
+ * workers in rank order. Prints a hash of its results. */
+static void scenario_deterministic(void) {
+  dist_cluster_t* cluster = NULL;
+  MUST(dist_cluster_resolve(NULL, &cluster));
+  MUST(dist_context_create(cluster, NULL, &context));
+  dist_cluster_destroy(cluster);
+  const int64_t packs[] = {4, 1000, 1 << 20};
+  const dist_communication_t communications[] = {DIST_COMMUNICATION_AUTO, DIST_COMMUNICATION_RING};
+  uint64_t first_hash = 0;
+  for (int c = 0; c < 2; ++c) {
+    for (int p = 0; p < 3; ++p) {
+      dist_strategy_options_t options = DIST_STRATEGY_OPTIONS_INIT;
+      options.field_mask = DIST_STRATEGY_OPT_KIND | DIST_STRATEGY_OPT_NUM_CPU_DEVICES | DIST_STRATEGY_OPT_BYTES_PER_PACK |
+                           DIST_STRATEGY_OPT_COMMUNICATION;
+      options.kind = DIST_STRATEGY_MULTI_WORKER_MIRRORED;
+      options.num_cpu_devices = kLocal;
+      options.bytes_per_pack = packs[p];
+      options.communication = communications[c];
+      dist_strategy_t* strategy = NULL;
+      MUST(dist_strategy_create(context, &options, &strategy));
+      MUST(dist_strategy_worker_index(strategy, &worker, &workers));
+      dist_buffer_t buffers[kLocal * kDetTensors];
+      for (int r = 0; r < kLocal; ++r) {
+        for (int t = 0; t < kDetTensors; ++t) {
+          float* data = malloc(kDetSizes[t] * sizeof(float));
+          for (uint64_t e = 0; e < kDetSizes[t]; ++e) data[e] = det_value(worker * kLocal + r, t, e);
+          buffers[r * kDetTensors + t] = buffer_of(data, kDetSizes[t], DIST_DTYPE_F32);
+        }
+      }
+      MUST(dist_strategy_batch_all_reduce(strategy, DIST_OP_SUM, buffers, kDetTensors));
+      uint64_t hash = 0xCBF29CE484222325ull;
+      size_t wrong = 0;
+      for (int t = 0; t < kDetTensors; ++t) {
+        const float* got = buffers[t].data;
+        for (uint64_t e = 0; e < kDetSizes[t]; ++e) {
+          float expected = 0;
+          for (int w = 0; w < workers; ++w) {
+            const float local = det_value(w * kLocal, t, e) + det_value(w * kLocal + 1, t, e);
+            expected = w == 0 ? local : expected + local;
+          }
+          uint32_t a, b;
+          memcpy(&a, &got[e], 4);
+          memcpy(&b, &expected, 4);
+          wrong += a != b;
+          for (int k = 0; k < 4; ++k) hash = (hash ^ ((a >> (8 * k)) & 0xFF)) * 0x100000001B3ull;
+        }
+      }
+      CHECK(wrong == 0, "bytes_per_pack %lld, communication %d: %zu elements differ from the in-order sum",
+            (long long)packs[p], communications[c], wrong);
+      if (c == 0 && p == 0) first_hash = hash;
+      CHECK(hash == first_hash, "bytes_per_pack %lld, communication %d: other bits than the first", (long long)packs[p],
+            communications[c]);
+      for (int k = 0; k < kLocal * kDetTensors; ++k) free(buffers[k].data);
+      dist_strategy_destroy(strategy);
+    }
+  }
+  printf("deterministic bits %016llx\n", (unsigned long long)first_hash);
+  fflush(stdout);
+  dist_context_destroy(context);
+}
+
 /* ---- training: weights identical across workers ------------------------------- */
 
 static void scenario_train(void) {
@@ -600,6 +682,7 @@ int main(int argc, char** argv) {
   else if (strcmp(argv[1], "replica_error") == 0) scenario_replica_error();
   else if (strcmp(argv[1], "mismatch") == 0) scenario_mismatch();
   else if (strcmp(argv[1], "fusion") == 0) scenario_fusion(argc > 2 ? argv[2] : NULL, argc > 3 ? argv[3] : NULL);
+  else if (strcmp(argv[1], "deterministic") == 0) scenario_deterministic();
   else {
     fprintf(stderr, "unknown scenario %s\n", argv[1]);
     return 2;
