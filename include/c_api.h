@@ -633,7 +633,8 @@ typedef struct dist_comm_options {
    * strategies over such a communicator, bucket size and fusion: each element
    * combines the ranks' values in rank order, 0 first. The call runs as an
    * all_to_all of blocks, the combination in order, and an all_gather (a reduce
-   * gathers everywhere, then keeps the root's); calls on CUDA memory take the
+   * gathers everywhere, then keeps the root's), which is what dist_comm_stats,
+   * the timeline and the flight recorder show of it; calls on CUDA memory take the
    * staged path instead of NCCL. Integer dtypes and MIN/MAX are exact in any
    * order and run as usual. The cost, measured against the default, is in
    * bench/README.md. Strategies' own reductions between local CUDA replicas are
