@@ -304,3 +304,51 @@ func TestStatsOfAClosedCommunicatorAreRefused(t *testing.T) {
 		t.Errorf("ResetStats of a closed communicator: %v", err)
 	}
 }
+
+func TestStallWarningAndDeterministicOptions(t *testing.T) {
+	w := world(t)
+	stall, on := 5000*time.Millisecond, true
+	if err := w.Configure(CommOptions{StallWarning: &stall, Deterministic: &on}); err != nil {
+		t.Fatal(err)
+	}
+	data := []float32{1.5, -2, 3.25, 0.5, 8}
+	out := make([]float32, len(data))
+	if err := AllReduce(w, data, out, OpSum); err != nil {
+		t.Fatal(err)
+	}
+	// One rank: the sum is the rank's own values, bit for bit, in the fixed order too.
+	if !reflect.DeepEqual(out, data) {
+		t.Errorf("deterministic all_reduce: %v, want %v", out, data)
+	}
+	none, off := time.Duration(0), false // 0: no warning; back to the fastest order
+	if err := w.Configure(CommOptions{StallWarning: &none, Deterministic: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if err := AllReduce(w, data, out, OpSum); err != nil || !reflect.DeepEqual(out, data) {
+		t.Errorf("all_reduce after turning both off: %v %v", out, err)
+	}
+}
+
+func TestBadStallWarningAndDeterministicAreRefused(t *testing.T) {
+	w := world(t)
+	negative := -time.Millisecond
+	var e *Error
+	err := w.Configure(CommOptions{StallWarning: &negative})
+	if !errors.As(err, &e) || e.Status != ErrInvalidArgument ||
+		!strings.Contains(e.Message, "stall_warning_ms -1 must be 0 (no warning) or positive") {
+		t.Errorf("a negative stall warning: %v", err)
+	}
+	// CommOptions.Deterministic is a *bool, so 2 cannot be expressed through it;
+	// only the C struct could carry it, and cgo is not allowed in _test.go files.
+	// A stall warning under 1 ms rounds away from zero, never to 0 (no warning).
+	for d, want := range map[time.Duration]int64{time.Microsecond: 1, -time.Microsecond: -1, 1500 * time.Microsecond: 2,
+		5 * time.Second: 5000, 0: 0, -2 * time.Millisecond: -2} {
+		if got := wholeMillis(d); got != want {
+			t.Errorf("wholeMillis(%v) = %d, want %d", d, got, want)
+		}
+	}
+	sub := -time.Microsecond
+	if err := w.Configure(CommOptions{StallWarning: &sub}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("a negative stall warning under 1 ms: %v", err)
+	}
+}

@@ -32,6 +32,13 @@ type CommOptions struct {
 	Allreduce *AllreduceAlgorithm
 	// Timing times every call for Stats (off by default: two clock reads a call).
 	Timing *bool
+	// StallWarning is how long a call waits for its peers before each waiting
+	// rank logs who is behind and where (default 30 s); 0: no warning; a
+	// negative one is ErrInvalidArgument.
+	StallWarning *time.Duration
+	// Deterministic makes float SUM, PROD and MEAN reductions combine the ranks
+	// in rank order, the same bits on every path (off by default).
+	Deterministic *bool
 }
 
 // Comm is a communicator. Its calls are serialised by a mutex, but every member
@@ -146,7 +153,29 @@ func (c *Comm) Configure(o CommOptions) error {
 			raw.timing = 1
 		}
 	}
+	if o.StallWarning != nil {
+		raw.field_mask |= C.DIST_COMM_OPT_STALL_WARNING_MS
+		raw.stall_warning_ms = C.int64_t(wholeMillis(*o.StallWarning))
+	}
+	if o.Deterministic != nil {
+		raw.field_mask |= C.DIST_COMM_OPT_DETERMINISTIC
+		if *o.Deterministic {
+			raw.deterministic = 1
+		}
+	}
 	return c.locked(func(h *C.dist_comm_t) C.dist_status_t { return C.dist_comm_configure(h, &raw) })
+}
+
+// wholeMillis is d in milliseconds, rounded away from zero: a stall warning under
+// 1 ms must not become 0 (no warning), nor a negative one 0 (accepted).
+func wholeMillis(d time.Duration) int64 {
+	ms := d.Milliseconds()
+	if d > 0 && time.Duration(ms)*time.Millisecond < d {
+		ms++
+	} else if d < 0 && time.Duration(ms)*time.Millisecond > d {
+		ms--
+	}
+	return ms
 }
 
 // Barrier returns when every member has called it.

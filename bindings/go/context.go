@@ -156,6 +156,21 @@ func (c *Context) Abort(reason string) error {
 	return call(func() C.dist_status_t { return C.dist_context_abort(h, r) })
 }
 
+// Dump is the flight recorder (dist_context_dump): JSON with this rank (rank,
+// size, task, host_id, pid, steady_ns, system_ns), lost_peers and
+// communicators, each with its last calls (seq, kind, dtype, count, state
+// "in flight"/"done"/"failed", status, path, algorithm, ...). Safe from any
+// goroutine, also while a call hangs.
+func (c *Context) Dump() (string, error) {
+	defer runtime.KeepAlive(c)
+	h := c.live()
+	var out *C.char
+	if err := call(func() C.dist_status_t { return C.dist_context_dump(h, &out) }); err != nil {
+		return "", err
+	}
+	return takeString(out), nil
+}
+
 // World is the communicator of all members, owned by the context: its Close is
 // a no-op; closing the context ends it.
 func (c *Context) World() (*Comm, error) {

@@ -118,6 +118,8 @@ class CommOptions(ctypes.Structure):
         ("timeout_ms", ctypes.c_int64),
         ("allreduce", ctypes.c_int32),
         ("timing", ctypes.c_int32),
+        ("stall_warning_ms", ctypes.c_int64),
+        ("deterministic", ctypes.c_int32),
     ]
 
 
@@ -274,6 +276,7 @@ _PROTOTYPES = {
     "dist_context_rank": (status_t, [handle_p, _i32_out]),
     "dist_context_size": (status_t, [handle_p, _i32_out]),
     "dist_context_abort": (status_t, [handle_p, ctypes.c_char_p]),
+    "dist_context_dump": (status_t, [handle_p, _out_owned_str]),
     "dist_comm_world": (status_t, [handle_p, _out_handle]),
     "dist_comm_split": (status_t, [handle_p, ctypes.c_int32, ctypes.c_int32, _out_handle]),
     "dist_comm_destroy": (None, [handle_p]),

@@ -242,10 +242,14 @@ class Comm(HandleOwner):
         check(lib.dist_comm_split_host(self._handle, ctypes.byref(handle)))
         return Comm(handle, self._context, owned=True)
 
-    def configure(self, timeout_ms=None, allreduce=None, timing=None):
-        """dist_comm_configure: the deadline of each call, the all-reduce algorithm
-        and whether to time every call for stats() (True/False; the library
-        refuses anything but 0 and 1). None keeps the current setting."""
+    def configure(self, timeout_ms=None, allreduce=None, timing=None, stall_warning_ms=None, deterministic=None):
+        """dist_comm_configure: the deadline of each call, the all-reduce algorithm,
+        whether to time every call for stats() (True/False; the library refuses
+        anything but 0 and 1), how long a call waits for its peers before warning
+        who is behind (stall_warning_ms; 0: no warning, negative is refused) and
+        whether float SUM/PROD/MEAN reductions combine the ranks in rank order, the
+        same bits on every path (deterministic: True/False, 0 or 1). None keeps the
+        current setting."""
         options = CommOptions()
         if timeout_ms is not None:
             options.field_mask |= C.COMM_OPT_TIMEOUT_MS
@@ -256,6 +260,12 @@ class Comm(HandleOwner):
         if timing is not None:
             options.field_mask |= C.COMM_OPT_TIMING
             options.timing = int(timing)
+        if stall_warning_ms is not None:
+            options.field_mask |= C.COMM_OPT_STALL_WARNING_MS
+            options.stall_warning_ms = stall_warning_ms
+        if deterministic is not None:
+            options.field_mask |= C.COMM_OPT_DETERMINISTIC
+            options.deterministic = int(deterministic)
         check(lib.dist_comm_configure(self._handle, ctypes.byref(options)))
 
     def stats(self):

@@ -1,9 +1,10 @@
 """Joining the cluster: dist_context_t as Context."""
 import ctypes
+import json
 import os
 
 from . import constants as C
-from ._native import ContextOptions, encode, lib, set_fields
+from ._native import ContextOptions, encode, lib, set_fields, take_string
 from .comm import Comm
 from .errors import check
 from .exchange import create_context
@@ -105,6 +106,16 @@ class Context(HandleOwner):
     def abort(self, reason=None):
         """Makes every pending and later call on every communicator fail with ABORTED, here and on every peer."""
         check(lib.dist_context_abort(self._handle, encode(reason)))
+
+    def dump(self):
+        """The flight recorder (dist_context_dump), parsed: a dict with this rank
+        (rank, size, task, host_id, pid, steady_ns, system_ns), lost_peers and
+        communicators, each with its last calls (seq, kind, dtype, count, state
+        "in flight"/"done"/"failed", status, path, algorithm, ...). Safe from any
+        thread, also while a call hangs."""
+        out = ctypes.c_void_p()
+        check(lib.dist_context_dump(self._handle, ctypes.byref(out)))
+        return json.loads(take_string(out))
 
     @property
     def world(self):

@@ -165,3 +165,25 @@ def test_stats_refuse_bad_timing_and_closed_communicators(context):
         with pytest.raises(distribute.InvalidArgumentError) as caught:
             call()
         assert "comm" in caught.value.message
+
+
+def test_stall_warning_and_deterministic_options(context):
+    world = context.world
+    world.configure(stall_warning_ms=5000, deterministic=1)
+    data = np.array([1.5, -2.0, 3.25, 0.5, 8.0], np.float32)
+    out = world.all_reduce(data.copy(), "sum")
+    # One rank: the sum is the rank's own values, bit for bit, in the fixed order too.
+    assert out.dtype == np.float32 and np.array_equal(out, data)
+    world.configure(stall_warning_ms=0, deterministic=False)  # 0: no warning; back to the fastest order
+    assert np.array_equal(world.all_reduce(data.copy(), "sum"), data)
+
+
+def test_bad_stall_warning_and_deterministic_are_refused(context):
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        context.world.configure(stall_warning_ms=-1)
+    assert caught.value.status == distribute.constants.ERR_INVALID_ARGUMENT
+    assert "stall_warning_ms -1 must be 0 (no warning) or positive" in caught.value.message
+    with pytest.raises(distribute.InvalidArgumentError) as caught:
+        context.world.configure(deterministic=2)  # an int reaches the library as is
+    assert caught.value.status == distribute.constants.ERR_INVALID_ARGUMENT
+    assert "deterministic 2 must be 0 or 1" in caught.value.message

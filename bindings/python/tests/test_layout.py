@@ -51,3 +51,19 @@ def test_context_options_end_with_the_timeline():
     if shutil.which(os.environ.get("CC", "cc")) is not None:
         layout = c_layout.layouts()["dist_context_options_t"]
         assert (layout["size"], layout["fields"][-1]) == (48, ("timeline", 40, 8)), "the header's layout"
+
+
+@pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="the pinned offsets are those of an LP64 ABI")
+def test_comm_options_end_with_stall_warning_and_deterministic():
+    # timing (int32 at 20) ends at 24, where the int64 stall_warning_ms fits without
+    # padding; deterministic (int32 at 32) takes 4 bytes of tail padding: 40 in all.
+    fields = _native.CommOptions._fields_
+    assert fields[-2:] == [("stall_warning_ms", ctypes.c_int64), ("deterministic", ctypes.c_int32)]
+    assert (_native.CommOptions.timing.offset, _native.CommOptions.timing.size) == (20, 4)
+    assert (_native.CommOptions.stall_warning_ms.offset, _native.CommOptions.stall_warning_ms.size) == (24, 8)
+    assert (_native.CommOptions.deterministic.offset, _native.CommOptions.deterministic.size) == (32, 4)
+    assert ctypes.sizeof(_native.CommOptions) == 40
+    if shutil.which(os.environ.get("CC", "cc")) is not None:
+        layout = c_layout.layouts()["dist_comm_options_t"]
+        assert layout["size"] == 40, "the header's layout"
+        assert layout["fields"][-2:] == [("stall_warning_ms", 24, 8), ("deterministic", 32, 4)], "the header's layout"

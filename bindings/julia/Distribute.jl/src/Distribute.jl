@@ -24,7 +24,7 @@ export DistError, Cluster, Context, Comm, Request, BF16
 export resolve_cluster, cluster_from_json, task_type, task_id, rpc_layer, environment, jobs, num_tasks,
        task_indices, task_address, master, num_accelerators, cuda_visible_devices, to_json, resolver,
        resolver_name
-export world, split_comm, rank, nranks, configure!, abort!, comm_path, device_path, algorithm
+export world, split_comm, rank, nranks, configure!, abort!, context_dump, comm_path, device_path, algorithm
 export local_rank, local_size, num_hosts, split_host, CommStat, comm_stats, reset_comm_stats!
 export all_reduce!, reduce!, bcast!, all_gather!, reduce_scatter!, all_to_all!, barrier, test, wait_for
 export all_to_all_v!, send, recv!, source, on_complete, ANY_SOURCE, TAG_MAX

@@ -4,6 +4,8 @@ struct CommOptionsC
     timeout_ms::Int64
     allreduce::Int32
     timing::Int32
+    stall_warning_ms::Int64
+    deterministic::Int32
 end
 
 "dist_comm_stat_t."
@@ -148,15 +150,25 @@ end
 """`timeout_ms` and `allreduce` (:auto, :ring, :rabenseifner, :recursive_doubling, :shared_memory,
 :hierarchical) apply to later calls; :shared_memory needs `comm_path` :shared_memory and
 :hierarchical needs :hierarchical (else DIST_ERR_UNSUPPORTED). `timing` (true or false)
-times every call for `comm_stats` (off by default: two clock reads a call)."""
-function configure!(c::Comm; timeout_ms = nothing, allreduce = nothing, timing = nothing)
+times every call for `comm_stats` (off by default: two clock reads a call).
+`stall_warning_ms`: how long a call waits for its peers before each waiting rank logs
+who is behind and where (default 30000; 0: no warning; negative is refused).
+`deterministic` (true or false): float SUM, PROD and MEAN reductions combine the
+ranks in rank order, the same bits on every path (off by default)."""
+function configure!(c::Comm; timeout_ms = nothing, allreduce = nothing, timing = nothing,
+                    stall_warning_ms = nothing, deterministic = nothing)
     mask = UInt64(0)
     timeout_ms === nothing || (mask |= COMM_OPT_TIMEOUT_MS)
     allreduce === nothing || (mask |= COMM_OPT_ALLREDUCE)
     timing === nothing || (mask |= COMM_OPT_TIMING)
+    stall_warning_ms === nothing || (mask |= COMM_OPT_STALL_WARNING_MS)
+    deterministic === nothing || (mask |= COMM_OPT_DETERMINISTIC)
     algorithm = allreduce === nothing ? Int32(0) : allreduce isa Symbol ? ALLREDUCE_ALGORITHMS[allreduce] : Int32(allreduce)
-    # Any integer passes through: the library refuses what is not 0 or 1.
-    options = CommOptionsC(mask, something(timeout_ms, 0), algorithm, timing === nothing ? Int32(0) : Int32(timing))
+    # Any integer passes through: the library refuses timing or deterministic not 0
+    # or 1, and a negative stall warning.
+    options = CommOptionsC(mask, something(timeout_ms, 0), algorithm, timing === nothing ? Int32(0) : Int32(timing),
+                           Int64(something(stall_warning_ms, 0)),
+                           deterministic === nothing ? Int32(0) : Int32(deterministic))
     check(ccall((:dist_comm_configure, libdistribute), Int32, (Ptr{Cvoid}, Ref{CommOptionsC}), c.ptr, options))
     return c
 end

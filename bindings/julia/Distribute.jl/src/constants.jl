@@ -56,6 +56,8 @@ const COLLECTIVES = Dict(:all_reduce => Int32(0), :reduce => Int32(1), :broadcas
 const COMM_OPT_TIMEOUT_MS = UInt64(1) << 0
 const COMM_OPT_ALLREDUCE = UInt64(1) << 1
 const COMM_OPT_TIMING = UInt64(1) << 2
+const COMM_OPT_STALL_WARNING_MS = UInt64(1) << 3
+const COMM_OPT_DETERMINISTIC = UInt64(1) << 4
 
 const DIST_MEMORY_HOST = Int32(0)
 const DIST_MEMORY_CUDA = Int32(1)

@@ -84,6 +84,20 @@ function nranks(c::Context)
     return Int(out[])
 end
 
+"""
+    context_dump(c)
+
+The flight recorder (dist_context_dump): a JSON `String` with this rank (rank, size,
+task, host_id, pid, steady_ns, system_ns), lost_peers and communicators, each with
+its last calls (seq, kind, dtype, count, state "in flight"/"done"/"failed", status,
+path, algorithm, ...). May be called from any thread, also while a call hangs.
+"""
+function context_dump(c::Context)
+    out = Ref{Ptr{UInt8}}(C_NULL)
+    check(ccall((:dist_context_dump, libdistribute), Int32, (Ptr{Cvoid}, Ptr{Ptr{UInt8}}), c.ptr, out))
+    return take_string(out[])
+end
+
 "Makes every pending and later call on every communicator fail with DIST_ERR_ABORTED, here and on every peer."
 function abort!(c::Context, reason::Union{AbstractString, Nothing} = nothing)
     r = reason === nothing ? nothing : String(reason)

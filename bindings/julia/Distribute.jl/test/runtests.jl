@@ -47,11 +47,14 @@ include("two_ranks.jl")
             m = match(Regex("#define DIST_STRATEGY_OPT_$name\\s+\\(1ull << (\\d+)\\)"), header)
             @test bit == UInt64(1) << parse(Int, m[1])
         end
-        for (bit, name) in ((Distribute.COMM_OPT_TIMEOUT_MS, "TIMEOUT_MS"), (Distribute.COMM_OPT_ALLREDUCE, "ALLREDUCE"),
-                            (Distribute.COMM_OPT_TIMING, "TIMING"))
+        comm_bits = ((Distribute.COMM_OPT_TIMEOUT_MS, "TIMEOUT_MS"), (Distribute.COMM_OPT_ALLREDUCE, "ALLREDUCE"),
+                     (Distribute.COMM_OPT_TIMING, "TIMING"), (Distribute.COMM_OPT_STALL_WARNING_MS, "STALL_WARNING_MS"),
+                     (Distribute.COMM_OPT_DETERMINISTIC, "DETERMINISTIC"))
+        for (bit, name) in comm_bits
             m = match(Regex("#define DIST_COMM_OPT_$name\\s+\\(1ull << (\\d+)\\)"), header)
             @test bit == UInt64(1) << parse(Int, m[1])
         end
+        @test length(comm_bits) == count(r"#define DIST_COMM_OPT_\w+\s", header)
         context_bits = ((Distribute.CONTEXT_OPT_TOKEN, "TOKEN"), (Distribute.CONTEXT_OPT_TOKEN_FILE, "TOKEN_FILE"),
                         (Distribute.CONTEXT_OPT_CONNECT_TIMEOUT_MS, "CONNECT_TIMEOUT_MS"),
                         (Distribute.CONTEXT_OPT_TIMEOUT_MS, "TIMEOUT_MS"), (Distribute.CONTEXT_OPT_TIMELINE, "TIMELINE"))
@@ -89,6 +92,15 @@ include("two_ranks.jl")
             @test fieldnames(O)[end] == :timeline && fieldtype(O, fieldcount(O)) == Ptr{UInt8}
             @test fieldoffset(O, fieldcount(O)) == 40 && sizeof(O) == 48
             @test any(l -> startswith(l, "dist_context_options_t 48 ") && endswith(l, " timeline:40:8"), report)
+            # timing (Int32 at 20) ends at 24, where the Int64 stall_warning_ms fits without
+            # padding; deterministic (Int32 at 32) takes 4 bytes of tail padding: 40 in all.
+            M = Distribute.CommOptionsC
+            @test fieldnames(M)[end - 1:end] == (:stall_warning_ms, :deterministic)
+            @test fieldtype(M, fieldcount(M) - 1) == Int64 && fieldtype(M, fieldcount(M)) == Int32
+            @test fieldoffset(M, fieldcount(M) - 2) == 20
+            @test fieldoffset(M, fieldcount(M) - 1) == 24 && fieldoffset(M, fieldcount(M)) == 32 && sizeof(M) == 40
+            @test any(l -> startswith(l, "dist_comm_options_t 40 ") &&
+                           endswith(l, " stall_warning_ms:24:8 deterministic:32:4"), report)
         end
     end
 
@@ -269,6 +281,65 @@ include("two_ranks.jl")
             @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
         end
         close(context)
+        close(cluster)
+    end
+
+    @testset "stall warning and deterministic reductions" begin
+        cluster, context = single()
+        w = world(context)
+        configure!(w; stall_warning_ms = 5000, deterministic = 1)
+        data = Float32[1.5, -2, 3.25, 0.5, 8]
+        # One rank: the sum is the rank's own values, bit for bit, in the fixed order too.
+        @test reinterpret(UInt32, all_reduce!(w, zeros(Float32, 5), data)) == reinterpret(UInt32, data)
+        configure!(w; stall_warning_ms = 0, deterministic = false)  # 0: no warning; the fastest order again
+        @test all_reduce!(w, zeros(Float32, 5), data) == data
+        err = try configure!(w; stall_warning_ms = -1); nothing catch e; e end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        @test occursin("stall_warning_ms -1 must be 0 (no warning) or positive", err.message)
+        err = try configure!(w; deterministic = 2); nothing catch e; e end  # an integer passes through
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
+        @test occursin("deterministic 2 must be 0 or 1", err.message)
+        close(context)
+        close(cluster)
+    end
+
+    @testset "flight recorder" begin
+        cluster, context = single()
+        w = world(context)
+        # A deterministic float sum runs as an all_to_all and an all_gather, which the
+        # recorder lists instead: pin the default order whatever DIST_DETERMINISTIC says.
+        configure!(w; deterministic = false)
+        data = Float32[1, 2, 3, 4, 5]
+        all_reduce!(w, zeros(Float32, 5), data)
+        all_reduce!(w, zeros(Float32, 5), data; op = MAX)
+        barrier(w)
+        text = context_dump(context)
+        @test text isa String && startswith(strip(text), "{")
+        # No JSON parser in Julia's standard library: python3 (as for the timeline) parses
+        # the dump, written to a file, and prints the fields the test reads, one line each.
+        file, io = mktemp()
+        write(io, text)
+        close(io)
+        script = """
+        import json, sys
+        d = json.load(open(sys.argv[1]))
+        print(d["rank"], d["size"], len(d["lost_peers"]), len(d["communicators"]), sep="\\t")
+        for c in d["communicators"]:
+            print(c["id"], c["path"], c["calls_started"], c["calls_finished"], len(c["calls"]), sep="\\t")
+            for call in c["calls"]:
+                print(call["seq"], call["kind"], call["dtype"], call["count"], call.get("op"), call["state"], sep="\\t")
+        """
+        lines = readlines(`python3 -c $script $file`)
+        rm(file)
+        @test split(lines[1], '\t') == ["0", "1", "0", "1"]
+        @test split(lines[2], '\t') == ["0", "self", "3", "3", "3"]
+        calls = [split(l, '\t') for l in lines[3:end]]
+        @test length(calls) == 3
+        @test calls[1] == ["0", "all_reduce", "f32", "5", "sum", "done"]
+        @test calls[3][2] == "barrier" && calls[3][6] == "done"
+        close(context)
+        err = try context_dump(context); nothing catch e; e end
+        @test err isa DistError && err.status == Distribute.DIST_ERR_INVALID_ARGUMENT
         close(cluster)
     end
 

@@ -174,6 +174,8 @@ pub const DIST_ALLREDUCE_HIERARCHICAL: dist_allreduce_algorithm_t = 5;
 pub const DIST_COMM_OPT_TIMEOUT_MS: u64 = 1 << 0;
 pub const DIST_COMM_OPT_ALLREDUCE: u64 = 1 << 1;
 pub const DIST_COMM_OPT_TIMING: u64 = 1 << 2;
+pub const DIST_COMM_OPT_STALL_WARNING_MS: u64 = 1 << 3;
+pub const DIST_COMM_OPT_DETERMINISTIC: u64 = 1 << 4;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -183,6 +185,12 @@ pub struct dist_comm_options_t {
     pub allreduce: dist_allreduce_algorithm_t,
     /// 1: time every call for dist_comm_stats, 0: do not; anything else is refused.
     pub timing: i32,
+    /// How long a call waits for its peers before each waiting rank logs who is
+    /// behind; 0: no warning; negative is refused.
+    pub stall_warning_ms: i64,
+    /// 1: float SUM, PROD and MEAN combine the ranks in rank order (the same bits
+    /// on every path), 0: the fastest order; anything else is refused.
+    pub deterministic: i32,
 }
 
 // ---- Collectives ------------------------------------------------------------
@@ -531,6 +539,8 @@ extern "C" {
     pub fn dist_context_rank(context: *const dist_context_t, rank: *mut i32) -> dist_status_t;
     pub fn dist_context_size(context: *const dist_context_t, size: *mut i32) -> dist_status_t;
     pub fn dist_context_abort(context: *mut dist_context_t, reason: *const c_char) -> dist_status_t;
+    /// The flight recorder as JSON; free *json with dist_string_free. Any thread, any time.
+    pub fn dist_context_dump(context: *mut dist_context_t, json: *mut *mut c_char) -> dist_status_t;
 
     pub fn dist_comm_world(context: *mut dist_context_t, comm: *mut *mut dist_comm_t) -> dist_status_t;
     pub fn dist_comm_split(comm: *mut dist_comm_t, color: i32, key: i32, new_comm: *mut *mut dist_comm_t) -> dist_status_t;

@@ -85,3 +85,20 @@ fn every_function_is_declared_with_the_header_s_arity() {
     let (_, arity) = declared.iter().find(|(n, _)| *n == "dist_strategy_apply_gradients").unwrap();
     assert_eq!(*arity, 5);
 }
+
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn comm_options_end_with_stall_warning_and_deterministic() {
+    // timing (i32 at 20) ends at 24, where the i64 stall_warning_ms fits without
+    // padding; deterministic (i32 at 32) takes 4 bytes of tail padding: 40 in all.
+    use distribute_sys::dist_comm_options_t as Options;
+    assert_eq!(std::mem::offset_of!(Options, timing), 20);
+    assert_eq!(std::mem::offset_of!(Options, stall_warning_ms), 24);
+    assert_eq!(std::mem::offset_of!(Options, deterministic), 32);
+    assert_eq!(std::mem::size_of::<Options>(), 40);
+    let (_, size, _, fields) = C_STRUCTS.iter().find(|s| s.0 == "dist_comm_options_t").unwrap();
+    assert_eq!(*size, 40, "the header's layout");
+    assert_eq!(fields[fields.len() - 2..], [("stall_warning_ms", 24, 8), ("deterministic", 32, 4)], "the header's layout");
+    assert_eq!(distribute_sys::DIST_COMM_OPT_STALL_WARNING_MS, 1 << 3);
+    assert_eq!(distribute_sys::DIST_COMM_OPT_DETERMINISTIC, 1 << 4);
+}

@@ -128,6 +128,12 @@ pub struct CommOptions {
     pub allreduce: Option<AllreduceAlgorithm>,
     /// Time every call for [`Comm::stats`] (off by default: two clock reads per call).
     pub timing: Option<bool>,
+    /// How long a call waits for its peers before each waiting rank logs who is
+    /// behind and where (default 30 s); `Duration::ZERO`: no warning.
+    pub stall_warning: Option<Duration>,
+    /// Float SUM, PROD and MEAN reductions combine the ranks in rank order, the
+    /// same bits on every path (off by default).
+    pub deterministic: Option<bool>,
 }
 
 /// One row of [`Comm::stats`]: the calls of one collective that ran on one path
@@ -334,6 +340,16 @@ impl<'ctx> Comm<'ctx> {
         if let Some(timing) = options.timing {
             raw.field_mask |= sys::DIST_COMM_OPT_TIMING;
             raw.timing = i32::from(timing);
+        }
+        if let Some(stall) = options.stall_warning {
+            raw.field_mask |= sys::DIST_COMM_OPT_STALL_WARNING_MS;
+            // millis saturates, so a Duration never reaches C negative; a positive
+            // one under 1 ms would round to 0 (no warning): round it up instead.
+            raw.stall_warning_ms = if stall.is_zero() { 0 } else { millis(stall).max(1) };
+        }
+        if let Some(deterministic) = options.deterministic {
+            raw.field_mask |= sys::DIST_COMM_OPT_DETERMINISTIC;
+            raw.deterministic = i32::from(deterministic);
         }
         // SAFETY: a live handle; no call runs concurrently on it (Comm is !Sync and
         // every pending Request borrows it).

@@ -10,7 +10,7 @@ use crate::comm::Comm;
 use crate::error::{check, BoxError, Error, Result};
 use crate::exchange::{self, AllGatherFn};
 use crate::server::path_to_c;
-use crate::strings::{opt_to_c, ptr as c_ptr};
+use crate::strings::{self, opt_to_c, ptr as c_ptr};
 use crate::sys;
 
 /// dist_context_options_t; `None` takes the library's default.
@@ -142,6 +142,18 @@ impl Context {
         let reason = opt_to_c(reason)?;
         // SAFETY: a live handle; allowed from any thread.
         check(unsafe { sys::dist_context_abort(self.raw, c_ptr(&reason)) })
+    }
+
+    /// The flight recorder (dist_context_dump): JSON text with this rank (rank,
+    /// size, task, host_id, pid, steady_ns, system_ns), lost_peers and
+    /// communicators, each with its last calls (seq, kind, dtype, count, state
+    /// "in flight"/"done"/"failed", status, path, algorithm, ...).
+    pub fn dump(&self) -> Result<String> {
+        let mut out = ptr::null_mut();
+        // SAFETY: a live handle; allowed from any thread, also while calls hang.
+        // The string is ours to free.
+        check(unsafe { sys::dist_context_dump(self.raw, &mut out) })?;
+        Ok(strings::owned(out))
     }
 
     /// The communicator of all members. Only one `Comm` for the world exists at a

@@ -206,3 +206,55 @@ fn stats_of_a_request_and_a_bad_timing() {
     let message = unsafe { std::ffi::CStr::from_ptr(sys::dist_last_error()) }.to_string_lossy().into_owned();
     assert!(message.contains("timing 2 must be 0 or 1"), "{message}");
 }
+
+#[test]
+fn stall_warning_and_deterministic_options() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    let options = CommOptions {
+        stall_warning: Some(std::time::Duration::from_millis(5000)),
+        deterministic: Some(true),
+        ..Default::default()
+    };
+    world.configure(&options).unwrap();
+    let data = [1.5f32, -2.0, 3.25, 0.5, 8.0];
+    let mut out = [0f32; 5];
+    world.all_reduce(&data, &mut out, Op::Sum).unwrap();
+    // One rank: the sum is the rank's own values, bit for bit, in the fixed order too.
+    assert_eq!(out.map(f32::to_bits), data.map(f32::to_bits));
+    // Zero: no warning; and back to the fastest order.
+    let options = CommOptions {
+        stall_warning: Some(std::time::Duration::ZERO),
+        deterministic: Some(false),
+        ..Default::default()
+    };
+    world.configure(&options).unwrap();
+    world.all_reduce(&data, &mut out, Op::Sum).unwrap();
+    assert_eq!(out, data);
+}
+
+#[test]
+fn a_bad_stall_warning_or_deterministic_is_refused() {
+    let (_cluster, context) = common::single();
+    let world = context.world().unwrap();
+    // A Duration is never negative and CommOptions.deterministic is a bool, so only
+    // the C struct can carry these values: the library refuses them.
+    let bad = [
+        (
+            sys::dist_comm_options_t { field_mask: sys::DIST_COMM_OPT_STALL_WARNING_MS, stall_warning_ms: -1, ..Default::default() },
+            "stall_warning_ms -1 must be 0 (no warning) or positive",
+        ),
+        (
+            sys::dist_comm_options_t { field_mask: sys::DIST_COMM_OPT_DETERMINISTIC, deterministic: 2, ..Default::default() },
+            "deterministic 2 must be 0 or 1",
+        ),
+    ];
+    for (raw, expected) in bad {
+        // SAFETY: a live communicator and a valid options struct.
+        let status = unsafe { sys::dist_comm_configure(world.as_raw(), &raw) };
+        assert_eq!(status, sys::DIST_ERR_INVALID_ARGUMENT);
+        // SAFETY: dist_last_error returns this thread's message, never NULL.
+        let message = unsafe { std::ffi::CStr::from_ptr(sys::dist_last_error()) }.to_string_lossy().into_owned();
+        assert!(message.contains(expected), "{message}");
+    }
+}

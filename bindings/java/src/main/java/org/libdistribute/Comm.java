@@ -35,6 +35,8 @@ public final class Comm implements AutoCloseable {
   static final long OPT_TIMEOUT_MS = 1L;
   static final long OPT_ALLREDUCE = 1L << 1;
   static final long OPT_TIMING = 1L << 2;
+  static final long OPT_STALL_WARNING_MS = 1L << 3;
+  static final long OPT_DETERMINISTIC = 1L << 4;
 
   private final Handle handle;
   private final Cleaner.Cleanable cleanable;
@@ -137,6 +139,18 @@ public final class Comm implements AutoCloseable {
    * {@link #stats()} (off by default: two clock reads a call); null keeps it.
    */
   public void configure(Duration timeout, Integer allreduceAlgorithm, Boolean timing) {
+    configure(timeout, allreduceAlgorithm, timing, null, null);
+  }
+
+  /**
+   * As {@link #configure(Duration, Integer, Boolean)}, and {@code stallWarning}: how long a call
+   * waits for its peers before each waiting rank logs who is behind and where (default 30 s;
+   * {@link Duration#ZERO}: no warning; negative: ERR_INVALID_ARGUMENT; under 1 ms rounds up), and
+   * {@code deterministic}: whether float SUM, PROD and MEAN reductions combine the ranks in rank
+   * order, the same bits on every path (off by default). null keeps each.
+   */
+  public void configure(Duration timeout, Integer allreduceAlgorithm, Boolean timing, Duration stallWarning,
+      Boolean deterministic) {
     DistLibrary.CommOptionsStruct s = new DistLibrary.CommOptionsStruct();
     if (timeout != null) {
       s.field_mask |= OPT_TIMEOUT_MS;
@@ -149,6 +163,17 @@ public final class Comm implements AutoCloseable {
     if (timing != null) {
       s.field_mask |= OPT_TIMING;
       s.timing = timing ? 1 : 0;
+    }
+    if (stallWarning != null) {
+      s.field_mask |= OPT_STALL_WARNING_MS;
+      long ms = stallWarning.toMillis();
+      // toMillis truncates a positive duration: under 1 ms must not become 0 (no warning).
+      if (!stallWarning.isNegative() && stallWarning.compareTo(Duration.ofMillis(ms)) > 0) ms++;
+      s.stall_warning_ms = ms;
+    }
+    if (deterministic != null) {
+      s.field_mask |= OPT_DETERMINISTIC;
+      s.deterministic = deterministic ? 1 : 0;
     }
     DistException.check(DistLibrary.LIB.dist_comm_configure(handle.get(), s));
   }

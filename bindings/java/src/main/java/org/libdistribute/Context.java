@@ -120,6 +120,18 @@ public final class Context implements AutoCloseable {
     DistException.check(DistLibrary.LIB.dist_context_abort(handle.get(), reason));
   }
 
+  /**
+   * The flight recorder (dist_context_dump): JSON with this rank (rank, size, task, host_id, pid,
+   * steady_ns, system_ns), lost_peers and communicators, each with its last calls (seq, kind, dtype,
+   * count, state "in flight"/"done"/"failed", status, path, algorithm, ...). From any thread, also
+   * while a call hangs.
+   */
+  public String dump() {
+    PointerByReference out = new PointerByReference();
+    DistException.check(DistLibrary.LIB.dist_context_dump(handle.get(), out));
+    return Strings.take(out);
+  }
+
   /** The communicator of all members, owned by the context (closing it only detaches it). */
   public synchronized Comm world() {
     if (world == null || world.isClosed()) {

@@ -112,12 +112,14 @@ interface DistLibrary extends Library {
     public Pointer user_data;
   }
 
-  @Structure.FieldOrder({"field_mask", "timeout_ms", "allreduce", "timing"})
+  @Structure.FieldOrder({"field_mask", "timeout_ms", "allreduce", "timing", "stall_warning_ms", "deterministic"})
   class CommOptionsStruct extends Structure {
     public long field_mask;
     public long timeout_ms;
     public int allreduce;
     public int timing;
+    public long stall_warning_ms;
+    public int deterministic;
   }
 
   @Structure.FieldOrder({"collective", "path", "algorithm", "calls", "failed", "bytes", "timed_calls", "time_ns",
@@ -277,6 +279,8 @@ interface DistLibrary extends Library {
   int dist_context_rank(Pointer context, IntByReference rank);
   int dist_context_size(Pointer context, IntByReference size);
   int dist_context_abort(Pointer context, String reason);
+  /** json: a char* to free with dist_string_free (Strings.take). */
+  int dist_context_dump(Pointer context, PointerByReference json);
 
   int dist_comm_world(Pointer context, PointerByReference comm);
   int dist_comm_split(Pointer comm, int color, int key, PointerByReference newComm);

@@ -250,4 +250,46 @@ public class CollectivesTest {
       }
     }
   }
+
+  @Test
+  public void stallWarningAndDeterministicOptions() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      w.configure(null, null, null, Duration.ofMillis(5000), true);
+      float[] data = {1.5f, -2f, 3.25f, 0.5f, 8f};
+      float[] out = data.clone();
+      w.allReduce(out, Op.SUM);
+      // One rank: the sum is the rank's own values, bit for bit, in the fixed order too.
+      assertArrayEquals(data, out, 0f);
+      w.configure(null, null, null, Duration.ZERO, false); // 0: no warning; back to the fastest order
+      out = data.clone();
+      w.allReduce(out, Op.SUM);
+      assertArrayEquals(data, out, 0f);
+    }
+  }
+
+  @Test
+  public void aBadStallWarningOrDeterministicIsRefused() {
+    try (Cluster cluster = Fixtures.emptyCluster(); Context context = new Context(cluster)) {
+      Comm w = context.world();
+      try {
+        w.configure(null, null, null, Duration.ofMillis(-1), null);
+        fail("stall warning -1 ms");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+        assertTrue(e.detail(), e.detail().contains("stall_warning_ms -1 must be 0 (no warning) or positive"));
+      }
+      // configure takes a Boolean: only the C struct can carry 2, which the library refuses.
+      DistLibrary.CommOptionsStruct options = new DistLibrary.CommOptionsStruct();
+      options.field_mask = Comm.OPT_DETERMINISTIC;
+      options.deterministic = 2;
+      try {
+        DistException.check(DistLibrary.LIB.dist_comm_configure(w.handle().get(), options));
+        fail("deterministic 2");
+      } catch (DistException e) {
+        assertEquals(Status.ERR_INVALID_ARGUMENT, e.status());
+        assertTrue(e.detail(), e.detail().contains("deterministic 2 must be 0 or 1"));
+      }
+    }
+  }
 }

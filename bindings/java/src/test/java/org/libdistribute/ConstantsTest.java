@@ -67,6 +67,8 @@ public class ConstantsTest {
     java.put("DIST_COMM_OPT_TIMEOUT_MS", Comm.OPT_TIMEOUT_MS);
     java.put("DIST_COMM_OPT_ALLREDUCE", Comm.OPT_ALLREDUCE);
     java.put("DIST_COMM_OPT_TIMING", Comm.OPT_TIMING);
+    java.put("DIST_COMM_OPT_STALL_WARNING_MS", Comm.OPT_STALL_WARNING_MS);
+    java.put("DIST_COMM_OPT_DETERMINISTIC", Comm.OPT_DETERMINISTIC);
     java.put("DIST_ALLREDUCE_AUTO", (long) Comm.ALLREDUCE_AUTO);
     java.put("DIST_ALLREDUCE_RING", (long) Comm.ALLREDUCE_RING);
     java.put("DIST_ALLREDUCE_RABENSEIFNER", (long) Comm.ALLREDUCE_RABENSEIFNER);

@@ -87,4 +87,22 @@ public class LayoutTest {
     assertTrue("the header's layout: " + header, header != null && header.startsWith("dist_context_options_t 48 ")
         && header.endsWith(" timeline:40:8"));
   }
+
+  @Test
+  public void commOptionsEndWithStallWarningAndDeterministic() throws Exception {
+    org.junit.Assume.assumeTrue("the pinned offsets are those of an LP64 ABI", com.sun.jna.Native.POINTER_SIZE == 8);
+    Method fieldOffset = Structure.class.getDeclaredMethod("fieldOffset", String.class);
+    fieldOffset.setAccessible(true);
+    Structure s = new DistLibrary.CommOptionsStruct();
+    // timing (int32 at 20) ends at 24, where the int64 stall_warning_ms fits without padding;
+    // deterministic (int32 at 32) takes 4 bytes of tail padding: 40 in all.
+    assertEquals(20, fieldOffset.invoke(s, "timing"));
+    assertEquals(24, fieldOffset.invoke(s, "stall_warning_ms"));
+    assertEquals(32, fieldOffset.invoke(s, "deterministic"));
+    assertEquals(40, s.size());
+    String header = null;
+    for (String line : report()) if (line.startsWith("dist_comm_options_t ")) header = line;
+    assertTrue("the header's layout: " + header, header != null && header.startsWith("dist_comm_options_t 40 ")
+        && header.endsWith(" stall_warning_ms:24:8 deterministic:32:4"));
+  }
 }

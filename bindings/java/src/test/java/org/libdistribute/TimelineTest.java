@@ -142,7 +142,7 @@ public class TimelineTest {
   }
 
   @SuppressWarnings("unchecked")
-  private static Map<String, Object> object(Object value) {
+  static Map<String, Object> object(Object value) {
     assertTrue("not an object: " + value, value instanceof Map);
     return (Map<String, Object>) value;
   }
