@@ -6,6 +6,7 @@
 // are large enough for two clock reads not to matter (kTracedReduceBytes).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -54,14 +55,24 @@ class CallPhases {
   std::vector<Interval> intervals_;
 };
 
+// How many calls record their phases now, in the whole process: while none
+// does (no timeline), the marks below read this one word and stop.
+extern std::atomic<int> g_calls_recording_phases;
+
 // The phases of the call this thread runs, while a timeline records; else null.
 CallPhases* current_call_phases();
+// Sets or clears (null) this thread's call; keeps the count above.
 void set_current_call_phases(CallPhases* phases);
+
+// current_call_phases(), or null at the cost of one load when nothing records.
+inline CallPhases* recording_call_phases() {
+  return g_calls_recording_phases.load(std::memory_order_relaxed) == 0 ? nullptr : current_call_phases();
+}
 
 // Marks `phase` for its scope in the current call, if one is traced.
 class PhaseScope {
  public:
-  explicit PhaseScope(CallPhase phase) : phases_(current_call_phases()) {
+  explicit PhaseScope(CallPhase phase) : phases_(recording_call_phases()) {
     if (phases_ != nullptr) previous_ = phases_->enter(phase);
   }
   ~PhaseScope() {
@@ -83,7 +94,7 @@ class WaitingPhase {
   void begin() {
     if (begun_) return;
     begun_ = true;
-    phases_ = current_call_phases();
+    phases_ = recording_call_phases();
     if (phases_ != nullptr) previous_ = phases_->enter(CallPhase::kWaiting);
   }
   ~WaitingPhase() {

@@ -22,11 +22,24 @@ size_t FlightRecorder::entries_from_environment() {
   return static_cast<size_t>(parse_integer(entries, "DIST_FLIGHT_RECORDER_ENTRIES", 0, 1 << 20));
 }
 
-FlightRecorder::FlightRecorder(size_t entries) : slots_(entries > 0 ? new Slot[entries] : nullptr), size_(entries) {}
+namespace {
+
+size_t power_of_two_at_least(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return n == 0 ? 0 : p;
+}
+
+}  // namespace
+
+FlightRecorder::FlightRecorder(size_t entries)
+    : size_(power_of_two_at_least(entries)), mask_(size_ == 0 ? 0 : size_ - 1) {
+  if (size_ > 0) slots_.reset(new Slot[size_]);
+}
 
 void FlightRecorder::begin(uint64_t seq, const CallSignature& s, int64_t start_ns) {
   if (size_ == 0) return;
-  Slot& slot = slots_[seq % size_];
+  Slot& slot = slots_[seq & mask_];
   slot.state.store(0, kRelaxed);
   slot.kind.store(static_cast<int32_t>(s.kind), kRelaxed);
   slot.dtype.store(static_cast<int32_t>(s.dtype), kRelaxed);
@@ -40,7 +53,7 @@ void FlightRecorder::begin(uint64_t seq, const CallSignature& s, int64_t start_n
 
 void FlightRecorder::end(uint64_t seq, Status status, Path path, const char* algorithm, int64_t end_ns) {
   if (size_ == 0) return;
-  Slot& slot = slots_[seq % size_];
+  Slot& slot = slots_[seq & mask_];
   slot.status.store(static_cast<int32_t>(status), kRelaxed);
   slot.path.store(static_cast<int32_t>(path), kRelaxed);
   slot.algorithm.store(algorithm, kRelaxed);

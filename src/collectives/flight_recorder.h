@@ -21,7 +21,8 @@ namespace dist {
 
 class FlightRecorder {
  public:
-  // Calls kept: DIST_FLIGHT_RECORDER_ENTRIES (default 256; 0 keeps none).
+  // Calls kept: DIST_FLIGHT_RECORDER_ENTRIES (default 256; 0 keeps none),
+  // rounded up to a power of two.
   static size_t entries_from_environment();
 
   explicit FlightRecorder(size_t entries);
@@ -48,7 +49,8 @@ class FlightRecorder {
     std::atomic<int64_t> end_ns{0};
   };
   std::unique_ptr<Slot[]> slots_;
-  size_t size_;
+  size_t size_;  // a power of two (or 0): a mask finds the slot, not a division
+  size_t mask_;
 };
 
 }  // namespace dist
