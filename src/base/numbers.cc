@@ -8,6 +8,12 @@
 
 namespace dist {
 
+int64_t integer_from_environment(const char* name, int64_t min, int64_t max, int64_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  return parse_integer(text, name, min, max);
+}
+
 int64_t parse_integer(const std::string& text, const std::string& field, int64_t min,
                       int64_t max) {
   const std::string shown = field + ": " + quoted(text);

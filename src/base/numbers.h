@@ -19,6 +19,10 @@ inline int32_t parse_int32(const std::string& text, const std::string& field, in
   return static_cast<int32_t>(parse_integer(text, field, min, max));
 }
 
+// The environment variable `name` as parse_integer reads it, or `fallback`
+// when it is unset or empty.
+int64_t integer_from_environment(const char* name, int64_t min, int64_t max, int64_t fallback);
+
 // "8 s", "1.5 s": a duration as people set it, for messages ("did not
 // connect within 8 s").
 std::string describe_seconds(std::chrono::milliseconds duration);

@@ -51,32 +51,8 @@ AlgorithmOptions algorithms_from_environment() {
     options.all_reduce = forced;
   }
   // The pipeline chunk of the point-to-point algorithms, for tuning a transport.
-  if (const char* chunk = std::getenv("DIST_CHUNK_BYTES"); chunk != nullptr && *chunk != '\0') {
-    options.chunk_bytes = static_cast<size_t>(parse_integer(chunk, "DIST_CHUNK_BYTES", 4096, int64_t{1} << 30));
-  }
+  options.chunk_bytes = static_cast<size_t>(integer_from_environment("DIST_CHUNK_BYTES", 4096, int64_t{1} << 30, 0));
   return options;
-}
-
-// DIST_STALL_WARNING_SECONDS: how long a call waits before it says who is
-// behind (0: never); 30 s by default, as Horovod's stall warning.
-std::chrono::milliseconds stall_warning_from_environment() {
-  const char* seconds = std::getenv("DIST_STALL_WARNING_SECONDS");
-  if (seconds == nullptr || *seconds == '\0') return std::chrono::seconds(30);
-  return std::chrono::seconds(parse_integer(seconds, "DIST_STALL_WARNING_SECONDS", 0, 86400 * 7));
-}
-
-// DIST_DETERMINISTIC=1: every communicator reduces floats in rank order (deterministic.h).
-bool deterministic_from_environment() {
-  const char* deterministic = std::getenv("DIST_DETERMINISTIC");
-  if (deterministic == nullptr || *deterministic == '\0') return false;
-  return parse_integer(deterministic, "DIST_DETERMINISTIC", 0, 1) == 1;
-}
-
-// DIST_COMM_TIMING=1 times every communicator's calls (dist_comm_stats).
-bool timing_from_environment() {
-  const char* timing = std::getenv("DIST_COMM_TIMING");
-  if (timing == nullptr || *timing == '\0') return false;
-  return parse_integer(timing, "DIST_COMM_TIMING", 0, 1) == 1;
 }
 
 bool context_spans_hosts(const Context& context) {
@@ -104,8 +80,10 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
   trace_target_.recorder = &recorder_;
   trace_target_.comm_id = id_;
   // A timeline times every call; so does DIST_COMM_TIMING=1.
-  trace_target_.timing = timeline_ != nullptr || timing_from_environment();
-  deterministic_ = deterministic_from_environment();
+  // DIST_COMM_TIMING=1 times every communicator's calls (dist_comm_stats).
+  trace_target_.timing = timeline_ != nullptr || integer_from_environment("DIST_COMM_TIMING", 0, 1, 0) == 1;
+  // DIST_DETERMINISTIC=1: floats reduced in rank order (deterministic.h).
+  deterministic_ = integer_from_environment("DIST_DETERMINISTIC", 0, 1, 0) == 1;
   if (timeline_ != nullptr) {
     trace_target_.timeline = timeline_.get();
     trace_target_.lane = timeline_->lane("comm " + std::to_string(id_));
@@ -115,7 +93,9 @@ Communicator::Communicator(Context& context, uint32_t id, std::vector<int> membe
     algorithms_.chunk_bytes = kZeroCopyChunkBytes;
   }
   failure_ = context.register_comm(id_, members_);
-  stall_.set_warn_after(stall_warning_from_environment());
+  // How long a call waits before it says who is behind (0: never); 30 s by
+  // default, as Horovod's stall warning.
+  stall_.set_warn_after(std::chrono::seconds(integer_from_environment("DIST_STALL_WARNING_SECONDS", 0, 86400 * 7, 30)));
   stall_.set_behind(context.name(context.rank()), [this](uint64_t seq) { return describe_behind(seq); });
   if (context.worker() == nullptr || members_.size() == 1) {
     channel_ = std::make_unique<SelfChannel>();

@@ -1,7 +1,5 @@
 #include "collectives/flight_recorder.h"
 
-#include <cstdlib>
-
 #include "base/dtype.h"
 #include "base/numbers.h"
 #include "collectives/reduce_op.h"
@@ -17,9 +15,7 @@ const char* state_name(int32_t state) { return state == 1 ? "done" : state == 2 
 }  // namespace
 
 size_t FlightRecorder::entries_from_environment() {
-  const char* entries = std::getenv("DIST_FLIGHT_RECORDER_ENTRIES");
-  if (entries == nullptr || *entries == '\0') return 256;
-  return static_cast<size_t>(parse_integer(entries, "DIST_FLIGHT_RECORDER_ENTRIES", 0, 1 << 20));
+  return static_cast<size_t>(integer_from_environment("DIST_FLIGHT_RECORDER_ENTRIES", 0, 1 << 20, 256));
 }
 
 namespace {
