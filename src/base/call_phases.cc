@@ -30,7 +30,6 @@ void set_current_call_phases(CallPhases* phases) {
 
 void CallPhases::close(int64_t now_ns) {
   totals_[static_cast<int>(current_)] += now_ns - current_start_ns_;
-  if (current_ == CallPhase::kWaiting && first_wait_end_ns_ < 0) first_wait_end_ns_ = now_ns;
   if (current_ == CallPhase::kMoving || now_ns <= current_start_ns_) return;
   if (!intervals_.empty() && intervals_.back().phase == current_ &&
       current_start_ns_ - intervals_.back().end_ns < kMergeGapNs) {

@@ -42,8 +42,6 @@ class CallPhases {
   // The waiting and reducing intervals, in order.
   const std::vector<Interval>& intervals() const { return intervals_; }
   int64_t total_ns(CallPhase phase) const { return totals_[static_cast<int>(phase)]; }
-  // When the call's first wait ended (its peers had come), or -1: it never waited.
-  int64_t first_wait_end_ns() const { return first_wait_end_ns_; }
 
  private:
   void close(int64_t now_ns);
@@ -51,7 +49,6 @@ class CallPhases {
   CallPhase current_ = CallPhase::kMoving;
   int64_t current_start_ns_;
   int64_t totals_[3] = {0, 0, 0};
-  int64_t first_wait_end_ns_ = -1;
   std::vector<Interval> intervals_;
 };
 

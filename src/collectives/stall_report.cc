@@ -1,6 +1,6 @@
 #include "collectives/stall_report.h"
 
-#include <map>
+#include <algorithm>
 
 #include "collectives/signature.h"
 
@@ -8,22 +8,26 @@ namespace dist {
 
 namespace {
 
-// Where one member is, as the message puts it, and whether that is behind `seq`.
+// Where one member is, as the message puts it ("is at all_reduce #4", "are
+// between calls ...", "did not answer"), and whether that is behind `seq`.
 struct Place {
-  std::string text;
-  bool behind = false;
+  const char* one;   // the verb for one member
+  const char* many;  // for several
+  std::string what;
+  bool behind;
+  std::string words(size_t members) const { return (members > 1 ? many : one) + what; }
 };
 
 Place place_of(const MemberProgress& p, uint64_t seq) {
-  if (!p.answered) return {"did not answer", true};
+  if (!p.answered) return {"", "", "did not answer", true};
   if (p.started > p.finished) {
     const uint64_t current = p.started - 1;
     const char* kind = p.kind >= 0 ? name(static_cast<CollectiveKind>(p.kind)) : "a call";
-    return {std::string(kind) + " #" + std::to_string(current), current < seq};
+    return {"is at ", "are at ", std::string(kind) + " #" + std::to_string(current), current < seq};
   }
-  if (p.finished == 0) return {"before its first call", seq > 0};
-  if (p.finished <= seq) return {"between calls (done with #" + std::to_string(p.finished - 1) + ")", true};
-  return {"past #" + std::to_string(seq), false};
+  if (p.finished == 0) return {"is ", "are ", "before its first call", seq > 0};
+  if (p.finished <= seq) return {"is ", "are ", "between calls (done with #" + std::to_string(p.finished - 1) + ")", true};
+  return {"is ", "are ", "past #" + std::to_string(seq), false};
 }
 
 bool parse_task(const std::string& name, std::string* job, long* index) {
@@ -35,8 +39,6 @@ bool parse_task(const std::string& name, std::string* job, long* index) {
   *index = std::stol(digits);
   return true;
 }
-
-std::string joined(const std::vector<std::string>& names) { return compress_task_names(names); }
 
 }  // namespace
 
@@ -64,30 +66,30 @@ std::string compress_task_names(const std::vector<std::string>& names) {
 
 std::string describe_behind(const std::vector<std::string>& names, const std::vector<MemberProgress>& progress,
                             uint64_t seq, uint32_t comm_id) {
-  // Members grouped by where they are, in member order within each group.
-  std::map<std::string, std::vector<std::string>> behind, waiting;
-  std::vector<std::string> behind_order;
+  // The late members grouped by where they are (groups in the order met,
+  // members in member order), and the others.
+  std::vector<std::pair<Place, std::vector<std::string>>> behind;
+  std::vector<std::string> waiting;
   for (size_t i = 0; i < names.size() && i < progress.size(); ++i) {
     const Place place = place_of(progress[i], seq);
-    if (place.behind) {
-      if (behind.count(place.text) == 0) behind_order.push_back(place.text);
-      behind[place.text].push_back(names[i]);
-    } else {
-      waiting["#" + std::to_string(seq)].push_back(names[i]);
+    if (!place.behind) {
+      waiting.push_back(names[i]);
+      continue;
     }
+    auto group = std::find_if(behind.begin(), behind.end(), [&](const auto& g) { return g.first.what == place.what; });
+    if (group == behind.end()) group = behind.insert(behind.end(), {place, {}});
+    group->second.push_back(names[i]);
   }
   if (behind.empty()) return "";
   std::string out;
-  for (const std::string& where : behind_order) {
-    const std::vector<std::string>& who = behind[where];
+  for (const auto& [place, who] : behind) {
     if (!out.empty()) out += "; ";
-    const bool plural = who.size() > 1;
-    const bool is_state = where == "did not answer" || where.rfind("before", 0) == 0 || where.rfind("between", 0) == 0;
-    out += joined(who) + (is_state ? (where == "did not answer" ? " " : (plural ? " are " : " is ")) : (plural ? " are at " : " is at ")) + where;
+    out += compress_task_names(who) + " " + place.words(who.size());
   }
   out += " on comm " + std::to_string(comm_id);
-  const auto& at_call = waiting["#" + std::to_string(seq)];
-  if (!at_call.empty()) out += " while " + joined(at_call) + (at_call.size() > 1 ? " wait" : " waits") + " at #" + std::to_string(seq);
+  if (!waiting.empty()) {
+    out += " while " + compress_task_names(waiting) + (waiting.size() > 1 ? " wait" : " waits") + " at #" + std::to_string(seq);
+  }
   return out;
 }
 
