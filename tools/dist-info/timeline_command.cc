@@ -6,7 +6,6 @@
 // arrives everywhere at about once). Without a common collective, the hosts'
 // wall clocks (written beside the steady clock in each file) place them.
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -22,6 +21,7 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "commands.h"
+#include "ps/atomic_file.h"
 
 namespace dist::info {
 
@@ -141,19 +141,6 @@ std::vector<std::string> files_of_prefix(const std::string& prefix) {
   return files;
 }
 
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp." + std::to_string(getpid());
-  std::FILE* file = std::fopen(temporary.c_str(), "w");
-  if (file == nullptr) fail_invalid("timeline merge: cannot create " + dist::quoted(temporary) + ": " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-  const bool closed = std::fclose(file) == 0;
-  if (!written || !closed || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(temporary.c_str());
-    fail(Status::kSystem, "timeline merge: writing " + dist::quoted(path) + " failed: " + why);
-  }
-}
-
 int merge(const Args& args) {
   std::vector<std::string> inputs;
   std::string output;
@@ -209,7 +196,11 @@ int merge(const Args& args) {
   }
   merged.push_back({{"name", "libdistribute merge"}, {"ph", "M"}, {"pid", reference.rank}, {"tid", 0},
                     {"args", {{"ranks", alignment}}}});
-  write_atomically(output, dump_json(merged) + "\n");
+  // Whole or not at all, as checkpoints are written.
+  const std::string text = dump_json(merged) + "\n";
+  ps::AtomicFile file(output);
+  file.write(text.data(), text.size());
+  file.commit();
   std::printf("%s: %zu ranks on %zu host%s\n", output.c_str(), ranks.size(), hosts.size(), hosts.size() == 1 ? "" : "s");
   for (const Json& a : alignment) {
     std::printf("  rank %d %s: %+.3f us (%s)\n", a["rank"].get<int>(), a["file"].get<std::string>().c_str(),
