@@ -76,8 +76,11 @@ Json FlightRecorder::entries() const {
     if (slot.root.load(kRelaxed) >= 0) entry["root"] = slot.root.load(kRelaxed);
     if (state != 0) {
       entry["status"] = status_name(static_cast<Status>(slot.status.load(kRelaxed)));
-      entry["path"] = name(static_cast<Path>(slot.path.load(kRelaxed)));
-      if (const char* algorithm = slot.algorithm.load(kRelaxed)) entry["algorithm"] = algorithm;
+      // A call refused before any path took it has neither.
+      if (const char* algorithm = slot.algorithm.load(kRelaxed)) {
+        entry["path"] = name(static_cast<Path>(slot.path.load(kRelaxed)));
+        entry["algorithm"] = algorithm;
+      }
     }
     const int64_t start = slot.start_ns.load(kRelaxed), end = slot.end_ns.load(kRelaxed);
     if (start != 0) {

@@ -30,7 +30,8 @@ class FlightRecorder {
   void end(uint64_t seq, Status status, Path path, const char* algorithm, int64_t end_ns);
   // The kept calls, oldest first: [{"seq", "kind", "dtype", "count", "op",
   // "root", "state": "in flight"|"done"|"failed", "status", "path",
-  // "algorithm", "start_us", "duration_us"}] (times only when timed).
+  // "algorithm", "start_us", "duration_us"}] (times only when timed; path and
+  // algorithm once one took the call).
   Json entries() const;
 
  private:
