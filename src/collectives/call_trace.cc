@@ -28,7 +28,7 @@ CallTrace::CallTrace(const CallTraceTarget& target, const CollectiveCall& call, 
       set_current_call_phases(&*phases_);
     }
   }
-  target.recorder->begin(seq, call.signature, start_ == std::chrono::steady_clock::time_point{} ? 0 : steady_ns(start_));
+  target.recorder->begin(seq, call.signature, timed() ? steady_ns(start_) : 0);
 }
 
 void CallTrace::refuse(Status status) { target_.recorder->end(seq_, status, Path::kSelf, nullptr, 0); }
@@ -38,12 +38,11 @@ CallTrace::~CallTrace() {
 }
 
 void CallTrace::finish(Status status, Path path, const char* algorithm) {
-  const bool timed = target_.timing || target_.timeline != nullptr;
-  const auto end = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const auto end = timed() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   const uint64_t bytes = counted_bytes(call_);
-  target_.recorder->end(seq_, status, path, algorithm, timed ? steady_ns(end) : 0);
+  target_.recorder->end(seq_, status, path, algorithm, timed() ? steady_ns(end) : 0);
   target_.stats->record(call_.signature.kind, path, algorithm, bytes, status == Status::kOk,
-                        timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count() : -1);
+                        timed() ? std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count() : -1);
   if (!phases_) return;
   set_current_call_phases(nullptr);
   const int64_t start_ns = steady_ns(start_), end_ns = steady_ns(end);

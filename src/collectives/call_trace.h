@@ -43,6 +43,9 @@ class CallTrace {
   void refuse(Status status);
 
  private:
+  // Whether the call was timed: its start was read.
+  bool timed() const { return start_ != std::chrono::steady_clock::time_point{}; }
+
   const CallTraceTarget& target_;
   const CollectiveCall& call_;
   uint64_t seq_;
