@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 typedef struct evp_md_ctx_st EVP_MD_CTX;
