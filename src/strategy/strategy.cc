@@ -23,11 +23,9 @@ namespace {
 
 // The local replicas: the devices the options name, else every GPU this
 // process can use (not for ONE_DEVICE), else one CPU device.
-int checked_local_replicas(const StrategyConfig& config, bool* on_gpus) {
-  *on_gpus = false;
+int checked_local_replicas(const StrategyConfig& config) {
   if (!config.num_cpu_devices) {
     const int gpus = config.kind == StrategyKind::kOneDevice ? 0 : local_gpu_count();
-    *on_gpus = gpus > 0;
     return std::min(std::max(gpus, 1), kMaxLocalReplicas);
   }
   const int devices = *config.num_cpu_devices;
@@ -39,6 +37,13 @@ int checked_local_replicas(const StrategyConfig& config, bool* on_gpus) {
     fail_invalid("OneDeviceStrategy has exactly one device, not num_cpu_devices " + std::to_string(devices));
   }
   return devices;
+}
+
+// Whether those replicas are GPUs. A function of its own, not an output of
+// the one above: members are initialised in their declaration order, and a
+// default initialiser would overwrite what an earlier one wrote.
+bool replicas_on_gpus(const StrategyConfig& config) {
+  return !config.num_cpu_devices && config.kind != StrategyKind::kOneDevice && local_gpu_count() > 0;
 }
 
 bool nccl_usable() {
@@ -102,7 +107,8 @@ CollectiveCall in_place_call(CollectiveKind kind, const TensorRef& buffer, Reduc
 Strategy::Strategy(Communicator* world, const StrategyConfig& config, const WorkerIdentity& identity)
     : config_(config),
       identity_(identity),
-      local_replicas_(checked_local_replicas(config, &on_gpus_)),
+      local_replicas_(checked_local_replicas(config)),
+      on_gpus_(replicas_on_gpus(config)),
       rendezvous_(local_replicas_) {
   timeline_ = world != nullptr ? world->timeline() : process_timeline();
   if (config_.bytes_per_pack == 0) config_.bytes_per_pack = kDefaultBytesPerPack;
