@@ -355,6 +355,18 @@ void device_reduce_many(void* out, const void* const* inputs, size_t num_inputs,
                  std::to_string(kMaxDeviceInputs));
   }
   if (count == 0) return;
+  if (num_inputs == 1) {
+    // One input is the result, bit for bit, as on the host: no trip through
+    // the accumulator's type, which would quiet a signalling NaN.
+    if (out == inputs[0]) return;
+    const cudaError_t error = cudaMemcpyAsync(out, inputs[0], count * size_of(checked_dtype),
+                                              cudaMemcpyDeviceToDevice, as_stream(stream));
+    if (error != cudaSuccess) {
+      clear_last_error();
+      fail(Status::kSystem, "device_reduce_many: the copy of its one input failed (" + runtime_words(error) + ")");
+    }
+    return;
+  }
   const int k = static_cast<int>(num_inputs);
   switch (checked_dtype) {
     case DType::I8: return reduce_many_codec<PlainCodec<int8_t>>(out, inputs, k, count, checked_op, stream);
