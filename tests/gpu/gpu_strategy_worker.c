@@ -171,6 +171,9 @@ static void scenario_reduce(dist_context_t* context, int rank) {
   CUDA_OK(cudaMalloc(&device_values, sizeof values));
   CUDA_OK(cudaMalloc(&device_result, sizeof values));
   CUDA_OK(cudaMemcpy(device_values, values, sizeof values, cudaMemcpyHostToDevice));
+  /* Pageable cudaMemcpy may return before its DMA ends, and the replicas'
+   * non-blocking streams do not wait for it. */
+  CUDA_OK(cudaDeviceSynchronize());
   const int32_t axes[] = {DIST_AXIS_NONE, 0};
   const dist_op_t ops[] = {DIST_OP_SUM, DIST_OP_MEAN};
   for (int a = 0; a < 2; ++a) {
@@ -235,6 +238,7 @@ static void scenario_train(dist_context_t* context, int rank) {
       dist_buffer_t g = buffer_of(gradient, kWeights, DIST_DTYPE_F32);
       if (s == 0) {
         CUDA_OK(cudaMemcpy(device, gradient, sizeof gradient, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaDeviceSynchronize()); /* the DMA may outlast cudaMemcpy (above) */
         g.data = device;
         g.memory_kind = DIST_MEMORY_CUDA;
       }

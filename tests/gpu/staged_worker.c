@@ -94,6 +94,9 @@ static void scenario_matrix(dist_comm_t* comm, int rank, int n, cudaStream_t str
             CUDA_OK(cudaMalloc(&device_recv, bytes));
             CUDA_OK(cudaMemcpy(device_send, host_send, bytes, cudaMemcpyHostToDevice));
             CUDA_OK(cudaMemcpy(device_recv, in_place ? host_send : host_recv, bytes, cudaMemcpyHostToDevice));
+            /* Pageable cudaMemcpy may return before its DMA ends, and the
+             * non-blocking stream does not wait for it. */
+            CUDA_OK(cudaDeviceSynchronize());
             /* The reference: the same call on host memory. */
             unsigned char* reference_out = in_place ? host_send : host_recv;
             const dist_status_t host = call(comm, (enum Kind)kind, host_send, reference_out, count,

@@ -65,8 +65,13 @@ struct Stream {
   void sync() const { CUDA_OK(cudaStreamSynchronize(stream)); }
 };
 
+// The kernels run on non-blocking streams, which cudaMemcpy does not wait
+// for (a kernel may still read the buffer), and from pageable memory
+// cudaMemcpy may return before its DMA ends: the device is idle on both sides.
 void to_device(void* device, const std::vector<uint8_t>& host, size_t bytes) {
+  CUDA_OK(cudaDeviceSynchronize());
   if (bytes > 0) CUDA_OK(cudaMemcpy(device, host.data(), bytes, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaDeviceSynchronize());
 }
 
 std::vector<uint8_t> from_device(const void* device, size_t bytes) {

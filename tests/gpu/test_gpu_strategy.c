@@ -279,6 +279,9 @@ static void train_step(struct train_job* job, int replicas) {
       assert_int_equal(cudaMalloc(&device[2 * r + 1], kWeights * sizeof(double)), cudaSuccess);
       cudaMemcpy(device[2 * r], f32[r], kWeights * sizeof(float), cudaMemcpyHostToDevice);
       cudaMemcpy(device[2 * r + 1], f64[r], kWeights * sizeof(double), cudaMemcpyHostToDevice);
+      /* Pageable cudaMemcpy may return before its DMA ends, and the
+       * replicas' non-blocking streams do not wait for it. */
+      assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
       grads[2 * r].data = device[2 * r];
       grads[2 * r].memory_kind = DIST_MEMORY_CUDA;
       grads[2 * r + 1].data = device[2 * r + 1];
@@ -549,6 +552,7 @@ static void test_variables_on_gpus(void** state) {
     if (s == 0) {
       assert_int_equal(cudaMalloc(&device, sizeof assigned), cudaSuccess);
       cudaMemcpy(device, assigned, sizeof assigned, cudaMemcpyHostToDevice);
+      assert_int_equal(cudaDeviceSynchronize(), cudaSuccess); /* the DMA may outlast cudaMemcpy */
       value.data = device;
       value.memory_kind = DIST_MEMORY_CUDA;
     }

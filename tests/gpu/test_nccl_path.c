@@ -49,6 +49,9 @@ static void check_every_collective(dist_comm_t* comm, cudaStream_t stream) {
         CUDA_OK(cudaMemcpy(send, input, bytes, cudaMemcpyHostToDevice));
         CUDA_OK(cudaMemset(recv, 0xEE, bytes));
         if (kind == 2) CUDA_OK(cudaMemcpy(recv, input, bytes, cudaMemcpyHostToDevice));
+        /* Pageable cudaMemcpy and cudaMemset may return before the device
+         * has the data, and the non-blocking stream does not wait for them. */
+        CUDA_OK(cudaDeviceSynchronize());
         dist_buffer_t s = device_buffer(send, kCount, kDtypes[d], stream);
         dist_buffer_t r = device_buffer(recv, kCount, kDtypes[d], stream);
         dist_request_t* request = NULL;
@@ -67,7 +70,16 @@ static void check_every_collective(dist_comm_t* comm, cudaStream_t stream) {
         if (status != DIST_OK) fail_msg("collective %d dtype %d request %d: %s", kind, kDtypes[d], variant, dist_last_error());
         CUDA_OK(cudaStreamSynchronize(stream));
         CUDA_OK(cudaMemcpy(output, recv, bytes, cudaMemcpyDeviceToHost));
-        if (memcmp(output, input, bytes) != 0) fail_msg("collective %d dtype %d request %d: wrong result", kind, kDtypes[d], variant);
+        if (memcmp(output, input, bytes) != 0) {
+          size_t at = 0;
+          while (output[at] == input[at]) ++at;
+          const size_t element = at / kElementBytes[d] * kElementBytes[d];
+          uint64_t got = 0, expected = 0;
+          memcpy(&got, output + element, kElementBytes[d]);
+          memcpy(&expected, input + element, kElementBytes[d]);
+          fail_msg("collective %d dtype %d request %d: element %zu is 0x%llx, expected 0x%llx", kind, kDtypes[d],
+                   variant, element / kElementBytes[d], (unsigned long long)got, (unsigned long long)expected);
+        }
       }
     }
     CUDA_OK(cudaFree(send));
