@@ -6,6 +6,10 @@ namespace {
 // How often pending calls are polled: far below any deadline, and a light
 // load (one event query per call, one error query) on a core.
 constexpr auto kPollInterval = std::chrono::microseconds(200);
+// A blocking call spins this long in its own thread, then polls every
+// kLongCallPoll: late by at most that, a small part of a call this long.
+constexpr auto kSpinFor = std::chrono::milliseconds(10);
+constexpr auto kLongCallPoll = std::chrono::microseconds(20);
 
 }  // namespace
 
@@ -41,21 +45,48 @@ void NcclWatchdog::watch(std::unique_ptr<StreamMark> mark, std::chrono::steady_c
 
 void NcclWatchdog::wait(std::unique_ptr<StreamMark> mark, std::chrono::steady_clock::time_point deadline,
                         const std::string& what) {
-  std::mutex mutex;
-  std::condition_variable finished;
-  bool done = false;
-  Status status = Status::kOk;
-  std::string message;
-  watch(std::move(mark), deadline, what, [&](Status s, const std::string& m) {
-    std::lock_guard<std::mutex> guard(mutex);
-    status = s;
-    message = m;
-    done = true;
-    finished.notify_all();
-  });
-  std::unique_lock<std::mutex> lock(mutex);
-  finished.wait(lock, [&] { return done; });
-  if (status != Status::kOk) throw Error(status, message);
+  // Polled in the calling thread: handing the call to the watchdog's thread
+  // and back costs more than a short call takes on the GPU. Spins while a
+  // call is short, then polls often enough that a long one is seen done
+  // within a fraction of its time.
+  const auto spin_until = std::chrono::steady_clock::now() + kSpinFor;
+  for (;;) {
+    try {
+      if (mark->reached()) return;
+    } catch (const Error& e) {
+      fail_now(e.status(), what + ": " + e.what());
+    }
+    try {
+      // The communicator may be aborted meanwhile by the watchdog's thread:
+      // asked under its lock.
+      std::lock_guard<std::mutex> guard(mutex_);
+      failure_->check();
+      nccl_.check();
+    } catch (const Error& e) {
+      fail_now(e.status(), e.what());
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      fail_now(Status::kTimeout,
+               what + " did not finish on its stream by the deadline: the NCCL communicator was aborted");
+    }
+    if (now < spin_until) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(kLongCallPoll);
+    }
+  }
+}
+
+void NcclWatchdog::fail_now(Status status, const std::string& message) {
+  std::vector<Outcome> outcomes;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    fail_locked(status, message, outcomes);
+  }
+  wake_.notify_all();  // a destructor may wait for the pending calls
+  for (Outcome& o : outcomes) o.done(o.status, o.message);
+  throw Error(status, message);
 }
 
 void NcclWatchdog::loop() {

@@ -1,10 +1,11 @@
 // The watchdog of an NCCL communicator: NCCL's own calls never end on their
 // own when a peer is gone (its kernels spin), so a thread polls every pending
 // call's stream mark, NCCL's asynchronous error, the communicator's failure
-// flag (a dead peer, dist_context_abort) and each call's deadline. The first
-// failure aborts the NCCL communicator, is recorded on the failure flag (so
-// the peers learn of it over the context) and fails every pending call and
-// every later one: never a hang.
+// flag (a dead peer, dist_context_abort) and each call's deadline; a blocking
+// call polls its own the same way in the calling thread. The first failure
+// aborts the NCCL communicator, is recorded on the failure flag (so the peers
+// learn of it over the context) and fails every pending call and every later
+// one: never a hang.
 #pragma once
 
 #include <chrono>
@@ -41,8 +42,8 @@ class NcclWatchdog {
   // communicator fails or `deadline` passes first. `what` names the call.
   void watch(std::unique_ptr<StreamMark> mark, std::chrono::steady_clock::time_point deadline, std::string what,
              Done done);
-  // The same for a blocking call, in the calling thread: returns once
-  // reached, throws the failure.
+  // The same for a blocking call, polled in the calling thread (no hand-off
+  // to the watchdog's): returns once reached, throws the failure.
   void wait(std::unique_ptr<StreamMark> mark, std::chrono::steady_clock::time_point deadline, const std::string& what);
 
  private:
@@ -66,6 +67,8 @@ class NcclWatchdog {
   // Aborts the NCCL communicator, records the failure and fails every
   // pending call into `outcomes`. Called with mutex_ held.
   void fail_locked(Status status, const std::string& message, std::vector<Outcome>& outcomes);
+  // The same from a blocking call's thread, which then throws the failure.
+  [[noreturn]] void fail_now(Status status, const std::string& message);
 
   NcclCommunicator& nccl_;
   std::shared_ptr<FailureFlag> failure_;
