@@ -27,6 +27,12 @@ void settle(const NcclCommunicator& nccl, ncclResult_t result, const char* call,
 
 cudaStream_t as_stream(void* stream) { return static_cast<cudaStream_t>(stream); }
 
+// The reduction asked of NCCL for `op` over `size` ranks. A MEAN over one
+// rank is its input: NCCL 2.28.9's one-rank ncclAvg (a scaled copy) left the
+// last element of 4099 f64 unwritten on an H100, where its one-rank ncclSum
+// (a plain copy) was right.
+ncclRedOp_t reduction(ReduceOp op, int size) { return op == ReduceOp::MEAN && size == 1 ? ncclSum : nccl_op(op); }
+
 }  // namespace
 
 ncclDataType_t nccl_dtype(DType dtype) {
@@ -69,12 +75,12 @@ void enqueue_nccl_call(const NcclCommunicator& nccl, const CollectiveCall& call,
   const bool in_place = call.send == call.recv;
   switch (s.kind) {
     case CollectiveKind::kAllReduce:
-      settle(nccl, api.all_reduce(call.send, call.recv, count, type, nccl_op(s.op), comm, on), "ncclAllReduce",
+      settle(nccl, api.all_reduce(call.send, call.recv, count, type, reduction(s.op, size), comm, on), "ncclAllReduce",
              deadline);
       return;
     case CollectiveKind::kReduce:
       // recv is null off the root: NCCL reads it at the root only.
-      settle(nccl, api.reduce(call.send, call.recv, count, type, nccl_op(s.op), s.root, comm, on), "ncclReduce",
+      settle(nccl, api.reduce(call.send, call.recv, count, type, reduction(s.op, size), s.root, comm, on), "ncclReduce",
              deadline);
       return;
     case CollectiveKind::kBroadcast:
@@ -89,14 +95,14 @@ void enqueue_nccl_call(const NcclCommunicator& nccl, const CollectiveCall& call,
       return;
     case CollectiveKind::kReduceScatter: {
       if (!in_place) {
-        settle(nccl, api.reduce_scatter(call.send, call.recv, count, type, nccl_op(s.op), comm, on),
+        settle(nccl, api.reduce_scatter(call.send, call.recv, count, type, reduction(s.op, size), comm, on),
                "ncclReduceScatter", deadline);
         return;
       }
       // Ours lands in recv's first block, NCCL's in place in this rank's:
       // through a block of scratch in stream order.
       StreamScratch result(block_bytes, stream);
-      settle(nccl, api.reduce_scatter(call.send, result.data(), count, type, nccl_op(s.op), comm, on),
+      settle(nccl, api.reduce_scatter(call.send, result.data(), count, type, reduction(s.op, size), comm, on),
              "ncclReduceScatter", deadline);
       copy_on_device_async(call.recv, result.data(), block_bytes, stream);
       return;
