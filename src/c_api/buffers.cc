@@ -17,28 +17,28 @@ Checked check_buffer(const dist_buffer_t* buffer, const char* name) {
   out.count = buffer->count;
   out.data = buffer->data;
   out.stream = buffer->stream;
-  const std::string field(name);
+  // `name` becomes a string on the error paths only: every call passes here.
   if (buffer->count > std::numeric_limits<size_t>::max() / 16 / size_of(out.dtype)) {
-    fail_invalid(field + ": count " + std::to_string(buffer->count) + " is too large");
+    fail_invalid(std::string(name) + ": count " + std::to_string(buffer->count) + " is too large");
   }
   if (buffer->count > 0 && buffer->data == nullptr) {
-    fail_invalid(field + ": data is NULL for count " + std::to_string(buffer->count));
+    fail_invalid(std::string(name) + ": data is NULL for count " + std::to_string(buffer->count));
   }
   switch (buffer->memory_kind) {
     case DIST_MEMORY_HOST:
-      if (buffer->stream != nullptr) fail_invalid(field + ": stream must be NULL for host memory");
+      if (buffer->stream != nullptr) fail_invalid(std::string(name) + ": stream must be NULL for host memory");
       break;
     case DIST_MEMORY_CUDA:
 #ifdef DIST_HAVE_CUDA
-      out.device = check_device_buffer(buffer->data, static_cast<size_t>(buffer->count) * size_of(out.dtype), field);
+      out.device = check_device_buffer(buffer->data, static_cast<size_t>(buffer->count) * size_of(out.dtype), name);
       out.memory = MemoryKind::kCuda;
       break;
 #else
-      fail(Status::kUnsupported, field + ": memory_kind is DIST_MEMORY_CUDA but this libdistribute was built "
-                                         "without CUDA (dist_build_features)");
+      fail(Status::kUnsupported, std::string(name) + ": memory_kind is DIST_MEMORY_CUDA but this libdistribute was "
+                                                     "built without CUDA (dist_build_features)");
 #endif
     default:
-      fail_invalid(field + ": memory_kind " + std::to_string(buffer->memory_kind) +
+      fail_invalid(std::string(name) + ": memory_kind " + std::to_string(buffer->memory_kind) +
                    " is neither DIST_MEMORY_HOST nor DIST_MEMORY_CUDA");
   }
   return out;
