@@ -35,18 +35,15 @@ class FlightRecorder {
   Json entries() const;
 
  private:
-  struct Slot {
+  // One cache line, written with few stores: begin publishes five, end
+  // three (what end writes is read only once its outcome says it ended).
+  struct alignas(64) Slot {
     std::atomic<uint64_t> seq_plus_one{0};  // 0: never used
-    std::atomic<int32_t> kind{0};
-    std::atomic<int32_t> dtype{0};
-    std::atomic<int32_t> op{0};
-    std::atomic<int32_t> root{-1};
+    std::atomic<uint64_t> call{0};          // kind, dtype and op (a byte each), root (the high 32 bits)
     std::atomic<uint64_t> count{0};
-    std::atomic<int32_t> state{0};  // 0 in flight, 1 done, 2 failed
-    std::atomic<int32_t> status{0};
-    std::atomic<int32_t> path{0};
-    std::atomic<const char*> algorithm{nullptr};
     std::atomic<int64_t> start_ns{0};
+    std::atomic<uint64_t> outcome{0};  // state (0 in flight, 1 done, 2 failed), path (a byte each), status (high 32)
+    std::atomic<const char*> algorithm{nullptr};
     std::atomic<int64_t> end_ns{0};
   };
   std::unique_ptr<Slot[]> slots_;
