@@ -17,8 +17,10 @@ namespace dist {
 
 namespace {
 
-// Events are written in batches of this many: formatting waits for them.
-constexpr size_t kFlushEvents = 4096;
+// Events go to the writer in batches of this many; a recording thread waits
+// only when this many batches are already waiting.
+constexpr size_t kBatchEvents = 4096;
+constexpr size_t kMostQueued = 8;
 
 // Formatting is most of what recording costs: events are written into a
 // buffer with room for the largest event made first, by a cursor, with
@@ -112,8 +114,7 @@ std::string Timeline::path_for(const std::string& prefix, int rank) { return pre
 Timeline::Timeline(const std::string& path, const TimelineOwner& owner) : path_(path), pid_(owner.rank) {
   file_ = std::fopen(path.c_str(), "w");
   if (file_ == nullptr) fail_invalid("timeline: cannot create " + dist::quoted(path) + ": " + std::strerror(errno));
-  buffer_.reserve(kFlushEvents);
-  spare_.reserve(kFlushEvents);
+  buffer_.reserve(kBatchEvents);
   // What merge needs to place this file beside the others: the rank, its
   // host (ranks of one host share the steady clock) and both clocks at once.
   const int64_t steady = timeline_now_ns();
@@ -131,12 +132,21 @@ Timeline::Timeline(const std::string& path, const TimelineOwner& owner) : path_(
                      {"os_pid", static_cast<int64_t>(getpid())},
                      {"steady_ns", steady},
                      {"system_ns", system}}}};
-  std::lock_guard<std::mutex> guard(file_mutex_);
-  write_text_locked("[\n" + dump_json(process_name) + ",\n" + dump_json(identity));
+  {
+    std::lock_guard<std::mutex> guard(file_mutex_);
+    write_text_locked("[\n" + dump_json(process_name) + ",\n" + dump_json(identity));
+  }
+  writer_ = std::thread([this] { writer_loop(); });
 }
 
 Timeline::~Timeline() {
   flush();
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    stopping_ = true;
+  }
+  wake_writer_.notify_all();
+  writer_.join();
   std::lock_guard<std::mutex> guard(file_mutex_);
   if (file_ != nullptr) {
     std::fputs("\n]\n", file_);
@@ -158,6 +168,7 @@ uint32_t Timeline::lane(const std::string& name) {
                ",\n" + dump_json(Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", pid_}, {"tid", id},
                                       {"args", {{"sort_index", id}}}});
   }
+  // Metadata may sit anywhere in the array: written at once, by the caller.
   std::lock_guard<std::mutex> guard(file_mutex_);
   write_text_locked(metadata);
   return id;
@@ -166,31 +177,58 @@ uint32_t Timeline::lane(const std::string& name) {
 void Timeline::record(TimelineEvent event) {
   std::unique_lock<std::mutex> lock(mutex_);
   buffer_.push_back(std::move(event));
-  if (buffer_.size() < kFlushEvents) return;
-  // Hand the full buffer to the writer: take the file first, so that the
-  // spare is empty (written) when swapped.
+  if (buffer_.size() < kBatchEvents) return;
+  written_.wait(lock, [this] { return queue_.size() < kMostQueued || stopping_; });
+  hand_over_locked();
   lock.unlock();
-  std::lock_guard<std::mutex> file_guard(file_mutex_);
-  lock.lock();
-  if (buffer_.size() < kFlushEvents) return;  // another thread flushed meanwhile
-  buffer_.swap(spare_);
-  lock.unlock();
-  write_spare_locked();
+  wake_writer_.notify_one();
+}
+
+void Timeline::hand_over_locked() {
+  queue_.push_back(std::move(buffer_));
+  if (free_.empty()) {
+    buffer_ = Batch();
+    buffer_.reserve(kBatchEvents);
+  } else {
+    buffer_ = std::move(free_.back());
+    free_.pop_back();
+  }
 }
 
 void Timeline::flush() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!buffer_.empty()) hand_over_locked();
+  wake_writer_.notify_one();
+  written_.wait(lock, [this] { return (queue_.empty() && !writing_) || stopping_; });
+  lock.unlock();
   std::lock_guard<std::mutex> file_guard(file_mutex_);
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    buffer_.swap(spare_);
-  }
-  write_spare_locked();
   if (file_ != nullptr) std::fflush(file_);
 }
 
-void Timeline::write_spare_locked() {
+void Timeline::writer_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    wake_writer_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+    if (queue_.empty()) return;  // stopping, and everything is written
+    Batch batch = std::move(queue_.front());
+    queue_.pop_front();
+    writing_ = true;
+    lock.unlock();
+    {
+      std::lock_guard<std::mutex> file_guard(file_mutex_);
+      write_batch_locked(batch);
+    }
+    batch.clear();
+    lock.lock();
+    writing_ = false;
+    free_.push_back(std::move(batch));
+    written_.notify_all();
+  }
+}
+
+void Timeline::write_batch_locked(const Batch& batch) {
   EventWriter out(text_);
-  for (const TimelineEvent& e : spare_) {
+  for (const TimelineEvent& e : batch) {
     out.reserve(event_bound(e));
     out.literal(",\n{\"name\":\"");
     out.plain(e.name);
@@ -226,7 +264,6 @@ void Timeline::write_spare_locked() {
     }
     out.literal("}}");
   }
-  spare_.clear();
   write_bytes_locked(text_.data(), out.used());
 }
 

@@ -6,15 +6,19 @@
 // `dist-info timeline merge` aligns those of other hosts.
 //
 // Recording is on when a context gets a timeline prefix (option or
-// DIST_TIMELINE); off, nothing here runs. Thread-safe.
+// DIST_TIMELINE); off, nothing here runs. Thread-safe; a thread of its own
+// formats and writes the events.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace dist {
@@ -56,18 +60,21 @@ struct TimelineOwner {
 
 class Timeline {
  public:
-  // Opens `path` (replacing it) and writes the metadata; kInvalidArgument
-  // naming the path when it cannot be created.
+  // Opens `path` (replacing it), writes the metadata and starts the writer
+  // thread; kInvalidArgument naming the path when it cannot be created.
   Timeline(const std::string& path, const TimelineOwner& owner);
-  // Writes what is buffered and closes the array.
+  // Writes what is buffered, closes the array and stops the writer.
   ~Timeline();
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
   // The lane called `name`, made (and named in the file) at first use.
   uint32_t lane(const std::string& name);
+  // Buffers the event; a full buffer goes to the writer thread, which
+  // formats and writes it, so a recording thread never does. It waits only
+  // when the writer is several buffers behind (memory stays bounded).
   void record(TimelineEvent event);
-  // Writes the buffered events now (the destructor does too).
+  // Returns once every event recorded so far is in the file.
   void flush();
   const std::string& path() const { return path_; }
 
@@ -75,22 +82,30 @@ class Timeline {
   static std::string path_for(const std::string& prefix, int rank);
 
  private:
-  // Writes and clears spare_.
-  void write_spare_locked();
+  using Batch = std::vector<TimelineEvent>;
+  // Hands buffer_ to the writer. Called with mutex_ held.
+  void hand_over_locked();
+  void writer_loop();
+  // Formats and writes a batch. Called with file_mutex_ held.
+  void write_batch_locked(const Batch& batch);
   void write_text_locked(const std::string& text);
   void write_bytes_locked(const char* data, size_t size);
 
   std::string path_;
   int pid_ = 0;  // the trace's pid field: the rank, so that a merge keeps ranks apart
-  std::mutex mutex_;        // guards the buffer and the lanes
-  std::mutex file_mutex_;   // guards the file: writes happen outside mutex_
-  std::FILE* file_ = nullptr;
-  // Events fill buffer_ while the full one is written from spare_; both keep
-  // their memory, and so does the text, so recording allocates nothing.
-  std::vector<TimelineEvent> buffer_;
-  std::vector<TimelineEvent> spare_;  // file_mutex_
-  std::string text_;                  // file_mutex_
+  std::mutex mutex_;  // guards the buffers, the queue, the lanes and the writer's state
+  std::condition_variable wake_writer_;
+  std::condition_variable written_;  // a batch was written (or the writer stopped)
+  Batch buffer_;                     // being filled
+  std::deque<Batch> queue_;          // full, waiting for the writer
+  std::vector<Batch> free_;          // written, kept for their memory
+  bool writing_ = false;             // the writer holds a batch
+  bool stopping_ = false;
   std::map<std::string, uint32_t> lanes_;
+  std::mutex file_mutex_;  // guards the file and text_
+  std::FILE* file_ = nullptr;
+  std::string text_;  // the writer's formatting buffer, kept
+  std::thread writer_;
 };
 
 // One span on a timeline, from its making to its end (or destruction):
