@@ -693,7 +693,13 @@ typedef struct dist_buffer {
  * collectives below except dist_all_to_all_v, and not by dist_send/dist_recv.
  * A call's send and recv lie in the same kind of memory on the same stream; the
  * memory kind is part of the call, so ranks that disagree fail with
- * DIST_ERR_MISMATCH. At a communicator's first call on CUDA memory its ranks
+ * DIST_ERR_MISMATCH. The call is ordered after the work on that stream only:
+ * work the caller put elsewhere must be ordered before it by the caller. In
+ * particular a non-blocking stream (as the replicas' are) does not wait for the
+ * legacy default stream, where cudaMemset returns at once and cudaMemcpy from
+ * pageable memory may return before its copy reached the device; synchronise,
+ * or use the Async forms on the call's stream. At a communicator's first call
+ * on CUDA memory its ranks
  * choose the path of all such calls together:
  *  - NCCL, where every rank has NCCL (2.18 or later, opened at run time) and its
  *    buffers on a GPU no other rank of the communicator uses, unless a rank sets
