@@ -1,6 +1,8 @@
-/* Open MPI's collectives, timed by peer_measure and checked by peer_collective.
- * Which transport and algorithm MPI uses is decided by the mpirun command line
- * (bench/compare); --variant only names that configuration in the CSV.
+/* An MPI's collectives, timed by peer_measure and checked by peer_collective:
+ * Open MPI's, or Intel MPI's when built with -DPEER_MPI_IMPL='"intelmpi"'
+ * (bench/peers/Makefile, target intel). Which transport and algorithm MPI uses
+ * is decided by the launch (bench/compare); --variant only names that
+ * configuration in the CSV.
  * Every collective is out of place except broadcast, so inputs stay intact and
  * the result is checked both before and after timing. */
 #include <mpi.h>
@@ -12,6 +14,11 @@
 #include "peer_csv.h"
 #include "peer_measure.h"
 #include "peer_options.h"
+
+/* The CSV's impl column, and the name in messages. */
+#ifndef PEER_MPI_IMPL
+#define PEER_MPI_IMPL "openmpi"
+#endif
 
 typedef struct {
   peer_collective_t collective;
@@ -78,14 +85,14 @@ static int bench_collective(const peer_options_t* opts, peer_collective_t collec
     mpi_call_t c = {collective, NULL, NULL, 0, 0, 0};
     if (!peer_collective_counts(collective, bytes, nprocs, &c.in_count, &c.out_count, &c.block)) {
       if (rank == 0)
-        fprintf(stderr, "skipped: openmpi %s %zu B: not whole floats per rank for %d ranks\n",
-                variant, bytes, nprocs);
+        fprintf(stderr, "skipped: %s %s %zu B: not whole floats per rank for %d ranks\n",
+                PEER_MPI_IMPL, variant, bytes, nprocs);
       continue;
     }
     c.in = alloc_floats(c.in_count);
     c.out = alloc_floats(c.out_count);
     if (!c.in || !c.out) {
-      fprintf(stderr, "openmpi %s %zu B: out of memory\n", variant, bytes);
+      fprintf(stderr, "%s %s %zu B: out of memory\n", PEER_MPI_IMPL, variant, bytes);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     peer_collective_fill(collective, rank, nprocs, c.block, c.in, c.in_count, c.out, c.out_count);
@@ -102,18 +109,18 @@ static int bench_collective(const peer_options_t* opts, peer_collective_t collec
     free(c.out);
     if (wrong != 0) {
       if (rank == 0)
-        fprintf(stderr, "openmpi %s %zu B: %.0f wrong elements across ranks; stopping this collective\n",
-                variant, bytes, wrong);
+        fprintf(stderr, "%s %s %zu B: %.0f wrong elements across ranks; stopping this collective\n",
+                PEER_MPI_IMPL, variant, bytes, wrong);
       return 1;
     }
     if (t.iters == 0) {
       if (rank == 0)
-        fprintf(stderr, "skipped: openmpi %s from %zu B up: one call took %.2f s (--max-call %.2f s)\n",
-                variant, bytes, t.first_s, opts->max_call_s);
+        fprintf(stderr, "skipped: %s %s from %zu B up: one call took %.2f s (--max-call %.2f s)\n",
+                PEER_MPI_IMPL, variant, bytes, t.first_s, opts->max_call_s);
       return 0;
     }
     if (rank == 0)
-      peer_csv_row(stdout, "openmpi", variant, nprocs, bytes, t.iters, t.median_s,
+      peer_csv_row(stdout, PEER_MPI_IMPL, variant, nprocs, bytes, t.iters, t.median_s,
                    peer_collective_busbw_factor(collective, nprocs));
   }
   return 0;
