@@ -16,6 +16,36 @@ build_peers() {
   PEERS=$WORK/peers
 }
 
+# Intel MPI and oneCCL, the peers Intel tunes for CPUs: PyPI's wheels, pinned,
+# downloaded once into $WORK/intel-wheels and unpacked into the prefix
+# $WORK/intel (never needed by the library's build or tests), then
+# impi_bench and oneccl_bench built against it. Sets INTEL. Debian's
+# libfabric1 serves both.
+INTEL_WHEELS=(impi-rt==2021.19.0 impi-devel==2021.19.0 oneccl==2022.2.0 oneccl-cpu==2022.2.0 oneccl-devel==2022.2.0)
+install_intel() {
+  INTEL=$WORK/intel
+  dist_install_packages libfabric1 unzip python3-pip
+  if [ ! -x "$INTEL/bin/mpiexec.hydra" ] || [ ! -e "$INTEL/include/oneapi/ccl.hpp" ]; then
+    echo "== installing Intel MPI and oneCCL from PyPI into $INTEL"
+    local wheels=$WORK/intel-wheels unpacked=$WORK/intel-unpacked wheel
+    mkdir -p "$wheels"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 \
+      -d "$wheels" "${INTEL_WHEELS[@]}"
+    rm -rf "$INTEL" "$unpacked"
+    mkdir -p "$INTEL"
+    # Their files are the wheels' data (*.data/data/{bin,lib,include,...}).
+    # oneccl before oneccl-cpu: the CPU-only libccl.so.1 replaces the full
+    # one's and needs its libccl.so.2.
+    for wheel in impi_rt impi_devel oneccl- oneccl_cpu oneccl_devel; do
+      mkdir -p "$unpacked/$wheel"
+      unzip -qo "$wheels/$wheel"*.whl '*.data/data/*' -d "$unpacked/$wheel"
+      cp -a "$unpacked/$wheel"/*.data/data/. "$INTEL/"
+    done
+    rm -rf "$unpacked"
+  fi
+  make -s -C "$ROOT/bench/peers" intel BUILD="$WORK/peers" INTEL="$INTEL"
+}
+
 # ---- process bookkeeping: every launch is bounded and killed by PID ---------------
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/bench-run.XXXXXX")
 RAW=$SCRATCH/raw.csv
@@ -101,13 +131,45 @@ bounded() {
 }
 
 # The CSV: the best median of repeated rows ($RAW -> $1).
+# The best median of each row repeated over rounds, per machine mode (the
+# ninth column, empty where no probe ran).
 merge_rows() {
   mkdir -p "$(dirname "$1")"
   {
-    echo "impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,busbw_GBps"
-    grep -E '^[a-z_]+,' "$RAW" | grep -v '^impl,' | sort -t, -k1,1 -k2,2 -k3,3n -k4,4n -k6,6g |
-      awk -F, '{ key = $1 FS $2 FS $3 FS $4; if (key != last) print; last = key }'
+    echo "impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,busbw_GBps,mode"
+    grep -E '^[a-z_]+,' "$RAW" | grep -v '^impl,' | awk -F, -v OFS=, 'NF == 8 { $9 = "" } { print }' |
+      sort -t, -k9,9 -k1,1 -k2,2 -k3,3n -k4,4n -k6,6g |
+      awk -F, '{ key = $1 FS $2 FS $3 FS $4 FS $9; if (key != last) print; last = key }'
   } >"$1"
+}
+
+# ---- the machine's speed mode ------------------------------------------------------
+# This machine switches between a fast and a slow mode within minutes (our own
+# 8-byte all-reduce of 2 processes takes about 0.13 us in one and 0.35 us in
+# the other). With MODE_PROBE=1 each launch runs between two probes of it, and
+# the rows it wrote are labelled fast, slow, or mixed when the probes differ.
+MODE_PROBE=${MODE_PROBE:-0}
+MODE_FAST_BELOW_US=0.22
+probe_mode() {
+  local us
+  us=$(timeout -k 5 30 "$DIST_BENCH" -n 2 --csv --sizes 8 --seconds 0.05 2>/dev/null |
+         awk -F, '$1 == "distribute" { print $6 }') || us=""
+  if [ -z "$us" ]; then echo unknown; return; fi
+  awk -v us="$us" -v limit="$MODE_FAST_BELOW_US" 'BEGIN { print (us + 0 < limit + 0) ? "fast" : "slow" }'
+}
+mode_begin() {
+  [ "$MODE_PROBE" = 1 ] || return 0
+  MODE_BEFORE=$(probe_mode)
+  MODE_FROM=$(wc -l <"$RAW")
+}
+mode_end() {
+  [ "$MODE_PROBE" = 1 ] || return 0
+  local after mode
+  after=$(probe_mode)
+  mode=$MODE_BEFORE
+  [ "$after" = "$MODE_BEFORE" ] || mode=mixed
+  awk -F, -v OFS=, -v from="$MODE_FROM" -v mode="$mode" 'NR > from && NF == 8 { $9 = mode } { print }' "$RAW" \
+    >"$RAW.labelled" && mv "$RAW.labelled" "$RAW"
 }
 
 print_skipped() {

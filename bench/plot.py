@@ -6,6 +6,10 @@ usage: bench/plot.py RESULTS.csv OUT.png
 Left: bus bandwidth against message size; right: median time. One bold line
 per implementation (its best variant at each size), thin lines for every
 variant, dashed horizontal lines for the ucx_perftest and memcpy references.
+Where the CSV's mode column labels rows with the machine's speed mode
+(bench/compare probes it around every launch), each implementation gets a
+bold line per mode: solid for fast, dashed for slow, dotted for launches
+during which the mode changed.
 A bench/compare --hosts CSV (variants ending "@HxN" or "@HxN:RATE") is drawn
 the same way, with ucx_perftest's tag_bw between two hosts as the reference
 and the link bound (every host receives 2(H-1)/H of the message at tag_bw's
@@ -21,7 +25,9 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display on the benchmark machines
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"distribute": "tab:red", "gloo": "tab:blue", "openmpi": "tab:green"}
+COLORS = {"distribute": "tab:red", "gloo": "tab:blue", "openmpi": "tab:green", "intelmpi": "tab:brown",
+          "oneccl": "tab:olive"}
+LINESTYLES = {"": "-", "fast": "-", "slow": "--", "mixed": ":", "unknown": "-."}
 REFERENCES = {"ucx_perftest": "tab:purple", "memcpy": "tab:gray"}
 
 
@@ -33,7 +39,7 @@ def human(nbytes):
 
 
 def load(path):
-    variants = defaultdict(dict)  # (impl, variant) -> {bytes: row}
+    variants = defaultdict(dict)  # ((impl, mode), variant) -> {bytes: row}
     references = {}  # (impl, variant) -> its row of the largest size
     nprocs = set()
     with open(path, newline="") as f:
@@ -54,7 +60,7 @@ def load(path):
             collective = variant.split("/", 1)[0] if "/" in variant else "allreduce"
             if collective != "allreduce":
                 continue
-            variants[(impl, variant)][int(row["bytes"])] = row
+            variants[((impl, row.get("mode") or ""), variant)][int(row["bytes"])] = row
             nprocs.add(row["nprocs"])
     return variants, references, nprocs
 
@@ -106,23 +112,26 @@ def main(argv):
         return 1
 
     fig, (bw_ax, time_ax) = plt.subplots(1, 2, figsize=(15, 6))
-    impls = sorted({impl for impl, _ in variants}, key=lambda i: (i != "distribute", i))
+    impls = sorted({impl for impl, _ in variants}, key=lambda i: (i[0] != "distribute", i))
     for impl in impls:
-        color = COLORS.get(impl, "tab:orange")
+        name, mode = impl
+        color = COLORS.get(name, "tab:orange")
+        style = LINESTYLES.get(mode, "-")
+        label = f"{name}, {mode} mode" if mode else name
         for (who, _), rows in sorted(variants.items()):
             if who != impl:
                 continue
             sizes = sorted(rows)
             bw_ax.plot(sizes, [float(rows[s]["busbw_GBps"]) for s in sizes], color=color,
-                       alpha=0.18, linewidth=0.8)
+                       alpha=0.18, linewidth=0.8, linestyle=style)
             time_ax.plot(sizes, [float(rows[s]["median_us"]) for s in sizes], color=color,
-                         alpha=0.18, linewidth=0.8)
+                         alpha=0.18, linewidth=0.8, linestyle=style)
         best = best_per_size(variants, impl)
         sizes = list(best)
-        bw_ax.plot(sizes, [float(best[s]["busbw_GBps"]) for s in sizes], color=color,
-                   linewidth=2.2, marker="o", label=f"{impl} (best variant per size)")
-        time_ax.plot(sizes, [float(best[s]["median_us"]) for s in sizes], color=color,
-                     linewidth=2.2, marker="o", label=impl)
+        bw_ax.plot(sizes, [float(best[s]["busbw_GBps"]) for s in sizes], color=color, linestyle=style,
+                   linewidth=2.2, marker="o", label=f"{label} (best variant per size)")
+        time_ax.plot(sizes, [float(best[s]["median_us"]) for s in sizes], color=color, linestyle=style,
+                     linewidth=2.2, marker="o", label=label)
 
     for (impl, _), row in references.items():
         bw_ax.axhline(float(row["busbw_GBps"]), color=REFERENCES[impl], linestyle="--",
