@@ -15,6 +15,7 @@
 
 #include "base/numbers.h"
 #include "base/status.h"
+#include "gpu/cuda_memory.h"
 #include "gpu/kernel_launch.h"
 #include "collectives/device_reduce_kernels.h"
 
@@ -358,13 +359,7 @@ void device_reduce_many(void* out, const void* const* inputs, size_t num_inputs,
   if (num_inputs == 1) {
     // One input is the result, bit for bit, as on the host: no trip through
     // the accumulator's type, which would quiet a signalling NaN.
-    if (out == inputs[0]) return;
-    const cudaError_t error = cudaMemcpyAsync(out, inputs[0], count * size_of(checked_dtype),
-                                              cudaMemcpyDeviceToDevice, as_stream(stream));
-    if (error != cudaSuccess) {
-      clear_last_error();
-      fail(Status::kSystem, "device_reduce_many: the copy of its one input failed (" + runtime_words(error) + ")");
-    }
+    if (out != inputs[0]) copy_on_device_async(out, inputs[0], count * size_of(checked_dtype), stream);
     return;
   }
   const int k = static_cast<int>(num_inputs);
