@@ -90,6 +90,15 @@ int64_t timeline_now_ns() {
       .count();
 }
 
+ClockReading read_clocks() {
+  ClockReading reading;
+  reading.steady_ns = timeline_now_ns();
+  reading.system_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  return reading;
+}
+
 TimelineEvent& TimelineEvent::add(const char* key, int64_t number) {
   if (arg_count < kMaxArgs) {
     args[arg_count].key = key;
@@ -117,10 +126,7 @@ Timeline::Timeline(const std::string& path, const TimelineOwner& owner) : path_(
   buffer_.reserve(kBatchEvents);
   // What merge needs to place this file beside the others: the rank, its
   // host (ranks of one host share the steady clock) and both clocks at once.
-  const int64_t steady = timeline_now_ns();
-  const int64_t system = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
+  const ClockReading clocks = read_clocks();
   Json process_name = {{"name", "process_name"}, {"ph", "M"}, {"pid", pid_}, {"tid", 0},
                        {"args", {{"name", owner.task + " (rank " + std::to_string(owner.rank) + ")"}}}};
   Json identity = {{"name", "libdistribute"}, {"ph", "M"}, {"pid", pid_}, {"tid", 0},
@@ -130,8 +136,8 @@ Timeline::Timeline(const std::string& path, const TimelineOwner& owner) : path_(
                      {"task", owner.task},
                      {"host_id", owner.host_id},
                      {"os_pid", static_cast<int64_t>(getpid())},
-                     {"steady_ns", steady},
-                     {"system_ns", system}}}};
+                     {"steady_ns", clocks.steady_ns},
+                     {"system_ns", clocks.system_ns}}}};
   {
     std::lock_guard<std::mutex> guard(file_mutex_);
     write_text_locked("[\n" + dump_json(process_name) + ",\n" + dump_json(identity));

@@ -26,6 +26,14 @@ namespace dist {
 // The steady clock in nanoseconds, as the events carry it.
 int64_t timeline_now_ns();
 
+// Both clocks read at once: what places one process's steady times beside
+// another host's (a timeline's header, a flight-recorder dump).
+struct ClockReading {
+  int64_t steady_ns = 0;
+  int64_t system_ns = 0;
+};
+ClockReading read_clocks();
+
 // One argument of an event. Keys and text values must live as long as the
 // program (names from the library's tables); other text is copied by the
 // event's `detail`.

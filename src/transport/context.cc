@@ -224,15 +224,14 @@ void Context::publish_state(uint32_t comm_id, std::shared_ptr<const CallProgress
 }
 
 Json Context::dump() {
+  const ClockReading clocks = read_clocks();
   Json out = {{"rank", rank_},
               {"size", size()},
               {"task", name(rank_)},
               {"host_id", host_id(rank_)},
               {"pid", static_cast<int64_t>(getpid())},
-              {"steady_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::steady_clock::now().time_since_epoch()).count()},
-              {"system_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::system_clock::now().time_since_epoch()).count()}};
+              {"steady_ns", clocks.steady_ns},
+              {"system_ns", clocks.system_ns}};
   Json communicators = Json::array();
   std::vector<std::string> lost;
   {
