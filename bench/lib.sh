@@ -130,9 +130,8 @@ bounded() {
   return "$status"
 }
 
-# The CSV: the best median of repeated rows ($RAW -> $1).
-# The best median of each row repeated over rounds, per machine mode (the
-# ninth column, empty where no probe ran).
+# The CSV ($RAW -> $1): the best median of each row repeated over rounds, per
+# machine mode (the ninth column, empty where no probe ran).
 merge_rows() {
   mkdir -p "$(dirname "$1")"
   {
