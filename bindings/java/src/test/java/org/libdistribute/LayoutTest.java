@@ -38,10 +38,29 @@ public class LayoutTest {
     return lines;
   }
 
-  @Test
-  public void everyStructMatchesTheHeader() throws Exception {
+  /** JNA's Structure.fieldOffset (protected), callable here. */
+  static Method fieldOffsetMethod() throws Exception {
     Method fieldOffset = Structure.class.getDeclaredMethod("fieldOffset", String.class);
     fieldOffset.setAccessible(true);
+    return fieldOffset;
+  }
+
+  /** The tests that pin offsets hold for an LP64 ABI only. */
+  static void assumeLp64() {
+    org.junit.Assume.assumeTrue("the pinned offsets are those of an LP64 ABI", com.sun.jna.Native.POINTER_SIZE == 8);
+  }
+
+  /** The probe's line for the struct `cName`, or null. */
+  static String headerLine(String cName) throws Exception {
+    for (String line : report()) {
+      if (line.startsWith(cName + " ")) return line;
+    }
+    return null;
+  }
+
+  @Test
+  public void everyStructMatchesTheHeader() throws Exception {
+    Method fieldOffset = fieldOffsetMethod();
     List<String> lines = report();
     assertTrue("the probe found " + lines.size() + " structs", lines.size() >= 9);
     for (String line : lines) {
@@ -62,9 +81,8 @@ public class LayoutTest {
 
   @Test
   public void strategyOptionsEndWithNumPacksAndTailPadding() throws Exception {
-    org.junit.Assume.assumeTrue("the pinned offsets are those of an LP64 ABI", com.sun.jna.Native.POINTER_SIZE == 8);
-    Method fieldOffset = Structure.class.getDeclaredMethod("fieldOffset", String.class);
-    fieldOffset.setAccessible(true);
+    assumeLp64();
+    Method fieldOffset = fieldOffsetMethod();
     Structure s = new DistLibrary.StrategyOptionsStruct();
     // num_packs (int32) follows reduce_to_device at 88; 4 bytes of tail padding make 96.
     assertEquals(80, fieldOffset.invoke(s, "reduce_to_device"));
@@ -74,25 +92,22 @@ public class LayoutTest {
 
   @Test
   public void contextOptionsEndWithTheTimeline() throws Exception {
-    org.junit.Assume.assumeTrue("the pinned offsets are those of an LP64 ABI", com.sun.jna.Native.POINTER_SIZE == 8);
-    Method fieldOffset = Structure.class.getDeclaredMethod("fieldOffset", String.class);
-    fieldOffset.setAccessible(true);
+    assumeLp64();
+    Method fieldOffset = fieldOffsetMethod();
     Structure s = new DistLibrary.ContextOptionsStruct();
     // The appended timeline pointer sits at 40, after timeout_ms (32): 48 bytes in all.
     assertEquals(32, fieldOffset.invoke(s, "timeout_ms"));
     assertEquals(40, fieldOffset.invoke(s, "timeline"));
     assertEquals(48, s.size());
-    String header = null;
-    for (String line : report()) if (line.startsWith("dist_context_options_t ")) header = line;
+    String header = headerLine("dist_context_options_t");
     assertTrue("the header's layout: " + header, header != null && header.startsWith("dist_context_options_t 48 ")
         && header.endsWith(" timeline:40:8"));
   }
 
   @Test
   public void commOptionsEndWithStallWarningAndDeterministic() throws Exception {
-    org.junit.Assume.assumeTrue("the pinned offsets are those of an LP64 ABI", com.sun.jna.Native.POINTER_SIZE == 8);
-    Method fieldOffset = Structure.class.getDeclaredMethod("fieldOffset", String.class);
-    fieldOffset.setAccessible(true);
+    assumeLp64();
+    Method fieldOffset = fieldOffsetMethod();
     Structure s = new DistLibrary.CommOptionsStruct();
     // timing (int32 at 20) ends at 24, where the int64 stall_warning_ms fits without padding;
     // deterministic (int32 at 32) takes 4 bytes of tail padding: 40 in all.
@@ -100,8 +115,7 @@ public class LayoutTest {
     assertEquals(24, fieldOffset.invoke(s, "stall_warning_ms"));
     assertEquals(32, fieldOffset.invoke(s, "deterministic"));
     assertEquals(40, s.size());
-    String header = null;
-    for (String line : report()) if (line.startsWith("dist_comm_options_t ")) header = line;
+    String header = headerLine("dist_comm_options_t");
     assertTrue("the header's layout: " + header, header != null && header.startsWith("dist_comm_options_t 40 ")
         && header.endsWith(" stall_warning_ms:24:8 deterministic:32:4"));
   }
