@@ -420,9 +420,12 @@ DIST_EXPORT dist_status_t dist_context_abort(dist_context_t* context, const char
 /* ==== Timelines ====
  * With the context option `timeline` (or DIST_TIMELINE=prefix in the environment)
  * each rank writes "<prefix>.<rank>.json": Chrome trace events (a JSON array that
- * Perfetto and chrome://tracing load), written as they accumulate and closed when
- * the context and everything made from it are destroyed (a rank that dies leaves
- * an unclosed array of whole events, which those tools and the merge read).
+ * Perfetto and chrome://tracing load). While the rank runs, a thread of its own
+ * appends the events in a compact binary form to "<prefix>.<rank>.json.spool";
+ * the JSON file is written from it, and the spool removed, when the context and
+ * everything made from it are destroyed. A rank that dies leaves its spool:
+ * `dist-info timeline convert` turns it into the JSON file (every whole event),
+ * and `dist-info timeline merge` reads it where the JSON file is missing.
  * Events are spans on lanes:
  *   - "comm <id>": every collective (name: all_reduce, broadcast, ...; args comm,
  *     seq, dtype, bytes, path, algorithm, waiting_ns, reducing_ns, moving_ns, and
@@ -440,9 +443,10 @@ DIST_EXPORT dist_status_t dist_context_abort(dist_context_t* context, const char
  * `dist-info timeline merge PREFIX` writes PREFIX.json with every host's clock
  * aligned to the first rank's. A timeline turns on timing (dist_comm_stats).
  * Strategies without a context record to "<DIST_TIMELINE>.pid<PID>.json". Off
- * (the default), nothing is recorded and no clock is read. A file that cannot be
- * created fails dist_context_create with DIST_ERR_INVALID_ARGUMENT naming it; one
- * that cannot be written later is logged once and abandoned. */
+ * (the default), nothing is recorded and no clock is read. A spool that cannot be
+ * created fails dist_context_create with DIST_ERR_INVALID_ARGUMENT naming the file;
+ * one that cannot be written later is logged once and abandoned, and a JSON file
+ * that cannot be written at the end is logged, its spool kept. */
 
 /* ==== Flight recorder ====
  * Every communicator keeps its last calls in a ring (DIST_FLIGHT_RECORDER_ENTRIES,

@@ -34,6 +34,8 @@ extern "C" {
 #include <distribute/c_api.h>
 #include <nlohmann/json.hpp>
 
+#include "base/timeline.h"
+
 using Json = nlohmann::json;
 
 namespace {
@@ -500,6 +502,97 @@ void test_merge_bad_input(void**) {
   if (output.find("unknown subcommand") == std::string::npos) fail_msg("a bad subcommand: %s", output.c_str());
 }
 
+
+// The events a known recording must show, one by one: what the spool held.
+void check_known_events(const Json& trace, int count) {
+  const std::vector<Json> events = spans(trace, "collective");
+  assert_int_equal(events.size(), count);
+  for (int i = 0; i < count; ++i) {
+    const Json& e = events[i];
+    // Starts go up and down (a spool stores each as the change from the last).
+    const int64_t start_ns = 5000000000LL + (i % 2 == 0 ? i * 1500LL : -i * 700LL);
+    assert_string_equal(e["name"].get<std::string>().c_str(), i % 3 == 0 ? "broadcast" : "all_reduce");
+    assert_int_equal(std::llround(e["ts"].get<double>() * 1000), start_ns);
+    assert_int_equal(std::llround(e["dur"].get<double>() * 1000), 250 + i);
+    assert_int_equal(e["tid"].get<int>(), 1);
+    assert_int_equal(e["args"]["seq"].get<int64_t>(), i);
+    assert_int_equal(e["args"]["bytes"].get<int64_t>(), int64_t{1} << (i % 40));
+    assert_int_equal(e["args"]["offset"].get<int64_t>(), -i);
+    assert_string_equal(e["args"]["dtype"].get<std::string>().c_str(), i % 2 == 0 ? "f32" : "bf16");
+    if (i % 1000 == 7) {
+      assert_string_equal(e["args"]["detail"].get<std::string>().c_str(), "a \"quoted\"\nline");
+    } else {
+      assert_false(e["args"].contains("detail"));
+    }
+  }
+}
+
+// A rank that dies leaves its spool (base/timeline_spool.h), not its trace:
+// dist-info converts it, whole or cut inside a record, and merge reads it in
+// the trace's place.
+void test_spool_left_by_a_dead_rank(void**) {
+  TempDir dir;
+  constexpr int kEvents = 5000;  // more than one batch for the writer thread
+  const std::string path = dir / "t.0.json";
+  std::string spooled;
+  {
+    dist::TimelineOwner owner;
+    owner.task = "worker:0";
+    owner.host_id = "host-a";
+    dist::Timeline timeline(path, owner);
+    const uint32_t lane = timeline.lane("comm 0");
+    for (int i = 0; i < kEvents; ++i) {
+      dist::TimelineEvent e;
+      e.name = i % 3 == 0 ? "broadcast" : "all_reduce";
+      e.category = "collective";
+      e.start_ns = 5000000000LL + (i % 2 == 0 ? i * 1500LL : -i * 700LL);
+      e.duration_ns = 250 + i;
+      e.lane = lane;
+      e.add("seq", i).add("bytes", int64_t{1} << (i % 40)).add("offset", -i).add("dtype", i % 2 == 0 ? "f32" : "bf16");
+      if (i % 1000 == 7) e.detail = "a \"quoted\"\nline";
+      timeline.record(std::move(e));
+    }
+    timeline.flush();
+    // What a rank killed now would leave.
+    spooled = read_text(dist::timeline_spool_path(path));
+  }
+  // Closed: the trace, and no spool.
+  struct stat st{};
+  assert_int_not_equal(stat(dist::timeline_spool_path(path).c_str(), &st), 0);
+  check_known_events(read_json(path), kEvents);
+
+  write_text(dir / "dead.0.json.spool", spooled);
+  std::string output;
+  assert_int_equal(run_dist_info("timeline convert " + (dir / "dead.0.json.spool"), &output), 0);
+  check_known_events(read_json(dir / "dead.0.json"), kEvents);
+  assert_true(read_text(dir / "dead.0.json") == read_text(path));
+
+  // Cut inside the last event: the events before it.
+  write_text(dir / "cut.spool", spooled.substr(0, spooled.size() - 3));
+  assert_int_equal(run_dist_info("timeline convert " + (dir / "cut.spool") + " --output " + (dir / "cut.json"), &output), 0);
+  if (output.find("ends inside a record") == std::string::npos) fail_msg("a cut spool: %s", output.c_str());
+  check_known_events(read_json(dir / "cut.json"), kEvents - 1);
+
+  // Merge takes a rank's spool where its trace is missing.
+  write_text(dir / "gone.0.json.spool", spooled);
+  assert_int_equal(run_dist_info("timeline merge " + (dir / "gone"), &output), 0);
+  const Json merged = read_json(dir / "gone.json");
+  check_known_events(merged, kEvents);
+
+  // Not a spool, or a damaged one: an error naming the file.
+  write_text(dir / "text.spool", "[\n]\n");
+  assert_int_not_equal(run_dist_info("timeline convert " + (dir / "text.spool"), &output), 0);
+  if (output.find("is not a libdistribute timeline spool") == std::string::npos || output.find(dir / "text.spool") == std::string::npos) {
+    fail_msg("not a spool: %s", output.c_str());
+  }
+  std::string damaged = spooled.substr(0, 12);
+  damaged += '\x7f';
+  write_text(dir / "bad.spool", damaged + spooled.substr(12));
+  assert_int_not_equal(run_dist_info("timeline convert " + (dir / "bad.spool"), &output), 0);
+  if (output.find("unknown type 127") == std::string::npos) fail_msg("a damaged spool: %s", output.c_str());
+  assert_int_not_equal(run_dist_info("timeline convert " + (dir / "bad"), &output), 0);
+  if (output.find("--output is needed") == std::string::npos) fail_msg("no .spool, no --output: %s", output.c_str());
+}
 }  // namespace
 
 int main(void) {
@@ -507,6 +600,7 @@ int main(void) {
       cmocka_unit_test(test_context_option),
       cmocka_unit_test(test_merge_known_offsets),
       cmocka_unit_test(test_merge_bad_input),
+      cmocka_unit_test(test_spool_left_by_a_dead_rank),
       cmocka_unit_test(test_collectives_on_2_and_3_ranks),
       cmocka_unit_test(test_two_hosts_aligned_by_collectives),
       cmocka_unit_test(test_strategy_training),

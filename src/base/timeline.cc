@@ -4,14 +4,13 @@
 
 #include <cerrno>
 #include <chrono>
-#include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 
 #include "base/json.h"
 #include "base/log.h"
 #include "base/status.h"
+#include "base/timeline_spool.h"
 
 namespace dist {
 
@@ -21,67 +20,6 @@ namespace {
 // only when this many batches are already waiting.
 constexpr size_t kBatchEvents = 4096;
 constexpr size_t kMostQueued = 8;
-
-// Formatting is most of what recording costs: events are written into a
-// buffer with room for the largest event made first, by a cursor, with
-// to_chars for numbers (no locale, no allocation, no capacity checks).
-class EventWriter {
- public:
-  explicit EventWriter(std::string& text) : text_(text) {}
-  // Room for `bytes` more.
-  void reserve(size_t bytes) {
-    if (text_.size() - used_ >= bytes) return;
-    text_.resize(std::max(text_.size() * 2, used_ + bytes));
-  }
-  void literal(const char* text, size_t length) {
-    std::memcpy(&text_[used_], text, length);
-    used_ += length;
-  }
-  template <size_t N>
-  void literal(const char (&text)[N]) {
-    literal(text, N - 1);
-  }
-  void character(char c) { text_[used_++] = c; }
-  // Static names need no escaping; this keeps them from breaking the JSON.
-  void plain(const char* text) {
-    for (const char* c = text; *c != '\0'; ++c) {
-      text_[used_++] = (*c == '"' || *c == '\\' || static_cast<unsigned char>(*c) < 0x20) ? '?' : *c;
-    }
-  }
-  void integer(int64_t value) {
-    const auto result = std::to_chars(&text_[used_], &text_[used_] + 24, value);
-    used_ = static_cast<size_t>(result.ptr - text_.data());
-  }
-  // Microseconds with three decimals, as the format wants "ts" and "dur".
-  void microseconds(int64_t ns) {
-    if (ns < 0) {
-      character('-');
-      ns = -ns;
-    }
-    integer(ns / 1000);
-    const int64_t fraction = ns % 1000;
-    character('.');
-    character(static_cast<char>('0' + fraction / 100));
-    character(static_cast<char>('0' + fraction / 10 % 10));
-    character(static_cast<char>('0' + fraction % 10));
-  }
-  size_t used() const { return used_; }
-
- private:
-  std::string& text_;
-  size_t used_ = 0;
-};
-
-// The most an event takes besides its names, keys and detail.
-constexpr size_t kEventFixedBytes = 160 + TimelineEvent::kMaxArgs * 32;
-
-size_t event_bound(const TimelineEvent& e) {
-  size_t bytes = kEventFixedBytes + std::strlen(e.name) + std::strlen(e.category) + 8 * e.detail.size();
-  for (int i = 0; i < e.arg_count; ++i) {
-    bytes += std::strlen(e.args[i].key) + (e.args[i].text != nullptr ? std::strlen(e.args[i].text) : 0);
-  }
-  return bytes;
-}
 
 }  // namespace
 
@@ -99,30 +37,17 @@ ClockReading read_clocks() {
   return reading;
 }
 
-TimelineEvent& TimelineEvent::add(const char* key, int64_t number) {
-  if (arg_count < kMaxArgs) {
-    args[arg_count].key = key;
-    args[arg_count].text = nullptr;
-    args[arg_count].number = number;
-    ++arg_count;
-  }
-  return *this;
-}
-
-TimelineEvent& TimelineEvent::add(const char* key, const char* text) {
-  if (arg_count < kMaxArgs) {
-    args[arg_count].key = key;
-    args[arg_count].text = text == nullptr ? "" : text;
-    ++arg_count;
-  }
-  return *this;
-}
-
 std::string Timeline::path_for(const std::string& prefix, int rank) { return prefix + "." + std::to_string(rank) + ".json"; }
 
-Timeline::Timeline(const std::string& path, const TimelineOwner& owner) : path_(path), pid_(owner.rank) {
-  file_ = std::fopen(path.c_str(), "w");
-  if (file_ == nullptr) fail_invalid("timeline: cannot create " + dist::quoted(path) + ": " + std::strerror(errno));
+Timeline::Timeline(const std::string& path, const TimelineOwner& owner)
+    : path_(path), spool_path_(timeline_spool_path(path)), pid_(owner.rank) {
+  spool_ = std::fopen(spool_path_.c_str(), "wb");
+  if (spool_ == nullptr) {
+    fail_invalid("timeline: cannot create " + dist::quoted(path) + "'s spool " + dist::quoted(spool_path_) + ": " +
+                 std::strerror(errno));
+  }
+  // An earlier run's trace would read as this one's until this one closes.
+  std::remove(path.c_str());
   buffer_.reserve(kBatchEvents);
   // What merge needs to place this file beside the others: the rank, its
   // host (ranks of one host share the steady clock) and both clocks at once.
@@ -140,7 +65,10 @@ Timeline::Timeline(const std::string& path, const TimelineOwner& owner) : path_(
                      {"system_ns", clocks.system_ns}}}};
   {
     std::lock_guard<std::mutex> guard(file_mutex_);
-    write_text_locked("[\n" + dump_json(process_name) + ",\n" + dump_json(identity));
+    TimelineSpoolEncoder::begin(spooled_, pid_);
+    encoder_.text(spooled_, dump_json(process_name));
+    encoder_.text(spooled_, dump_json(identity));
+    write_spooled_locked();
   }
   writer_ = std::thread([this] { writer_loop(); });
 }
@@ -154,14 +82,14 @@ Timeline::~Timeline() {
   wake_writer_.notify_all();
   writer_.join();
   std::lock_guard<std::mutex> guard(file_mutex_);
-  if (file_ != nullptr) {
-    std::fputs("\n]\n", file_);
-    std::fclose(file_);
-  }
+  if (spool_ == nullptr) return;  // writing it failed; the spool keeps what it has
+  std::fclose(spool_);
+  spool_ = nullptr;
+  write_trace(path_, spool_path_);
 }
 
 uint32_t Timeline::lane(const std::string& name) {
-  std::string metadata;
+  Json name_event, order_event;
   uint32_t id = 0;
   {
     std::lock_guard<std::mutex> guard(mutex_);
@@ -169,14 +97,15 @@ uint32_t Timeline::lane(const std::string& name) {
     if (found != lanes_.end()) return found->second;
     id = static_cast<uint32_t>(lanes_.size() + 1);
     lanes_.emplace(name, id);
-    metadata = ",\n" + dump_json(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", pid_}, {"tid", id},
-                                      {"args", {{"name", name}}}}) +
-               ",\n" + dump_json(Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", pid_}, {"tid", id},
-                                      {"args", {{"sort_index", id}}}});
+    name_event = Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", pid_}, {"tid", id}, {"args", {{"name", name}}}};
+    order_event = Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", pid_}, {"tid", id},
+                       {"args", {{"sort_index", id}}}};
   }
   // Metadata may sit anywhere in the array: written at once, by the caller.
   std::lock_guard<std::mutex> guard(file_mutex_);
-  write_text_locked(metadata);
+  encoder_.text(spooled_, dump_json(name_event));
+  encoder_.text(spooled_, dump_json(order_event));
+  write_spooled_locked();
   return id;
 }
 
@@ -208,7 +137,7 @@ void Timeline::flush() {
   written_.wait(lock, [this] { return (queue_.empty() && !writing_) || stopping_; });
   lock.unlock();
   std::lock_guard<std::mutex> file_guard(file_mutex_);
-  if (file_ != nullptr) std::fflush(file_);
+  if (spool_ != nullptr) std::fflush(spool_);
 }
 
 void Timeline::writer_loop() {
@@ -233,57 +162,47 @@ void Timeline::writer_loop() {
 }
 
 void Timeline::write_batch_locked(const Batch& batch) {
-  EventWriter out(text_);
-  for (const TimelineEvent& e : batch) {
-    out.reserve(event_bound(e));
-    out.literal(",\n{\"name\":\"");
-    out.plain(e.name);
-    out.literal("\",\"cat\":\"");
-    out.plain(e.category);
-    out.literal("\",\"ph\":\"X\",\"pid\":");
-    out.integer(pid_);
-    out.literal(",\"tid\":");
-    out.integer(e.lane);
-    out.literal(",\"ts\":");
-    out.microseconds(e.start_ns);
-    out.literal(",\"dur\":");
-    out.microseconds(e.duration_ns < 0 ? 0 : e.duration_ns);
-    out.literal(",\"args\":{");
-    for (int i = 0; i < e.arg_count; ++i) {
-      if (i > 0) out.character(',');
-      out.character('"');
-      out.plain(e.args[i].key);
-      out.literal("\":");
-      if (e.args[i].text != nullptr) {
-        out.character('"');
-        out.plain(e.args[i].text);
-        out.character('"');
-      } else {
-        out.integer(e.args[i].number);
-      }
-    }
-    if (!e.detail.empty()) {
-      if (e.arg_count > 0) out.character(',');
-      out.literal("\"detail\":");
-      const std::string escaped = dump_json(Json(e.detail));
-      out.literal(escaped.data(), escaped.size());
-    }
-    out.literal("}}");
-  }
-  write_bytes_locked(text_.data(), out.used());
+  for (const TimelineEvent& e : batch) encoder_.event(spooled_, e);
+  write_spooled_locked();
 }
 
-void Timeline::write_text_locked(const std::string& text) { write_bytes_locked(text.data(), text.size()); }
-
-void Timeline::write_bytes_locked(const char* data, size_t size) {
-  if (file_ == nullptr || size == 0) return;
-  if (std::fwrite(data, 1, size, file_) != size) {
+void Timeline::write_spooled_locked() {
+  if (spool_ != nullptr && !spooled_.empty() &&
+      std::fwrite(spooled_.data(), 1, spooled_.size(), spool_) != spooled_.size()) {
     // The job goes on without its timeline rather than failing a call that
-    // worked; the file keeps what was written before.
-    log_message(LogLevel::kWarn, "timeline: writing " + dist::quoted(path_) + " failed (" + std::strerror(errno) +
-                                     "); no more events are recorded there");
-    std::fclose(file_);
-    file_ = nullptr;
+    // worked; the spool keeps what was written before.
+    log_message(LogLevel::kWarn, "timeline: writing " + dist::quoted(spool_path_) + " failed (" +
+                                     std::strerror(errno) + "); no more events are recorded there");
+    std::fclose(spool_);
+    spool_ = nullptr;
+  }
+  spooled_.clear();
+}
+
+void Timeline::write_trace(const std::string& path, const std::string& spool_path) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  bool written = false;
+  std::string why;
+  if (out == nullptr) {
+    why = std::strerror(errno);
+  } else {
+    try {
+      convert_timeline_spool(spool_path, out);
+      written = true;
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (std::fclose(out) != 0 && written) {
+      written = false;
+      why = std::strerror(errno);
+    }
+  }
+  if (written) {
+    std::remove(spool_path.c_str());
+  } else {
+    log_message(LogLevel::kWarn, "timeline: writing " + dist::quoted(path) + " failed (" + why +
+                                     "); its events stay in " + dist::quoted(spool_path) +
+                                     " for dist-info timeline to convert");
   }
 }
 

@@ -7,7 +7,8 @@
 //
 // Recording is on when a context gets a timeline prefix (option or
 // DIST_TIMELINE); off, nothing here runs. Thread-safe; a thread of its own
-// formats and writes the events.
+// writes the events to the timeline's spool (base/timeline_spool.h), which
+// becomes the JSON file when the timeline closes.
 #pragma once
 
 #include <condition_variable>
@@ -20,6 +21,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "base/timeline_event.h"
+#include "base/timeline_spool.h"
 
 namespace dist {
 
@@ -34,30 +38,6 @@ struct ClockReading {
 };
 ClockReading read_clocks();
 
-// One argument of an event. Keys and text values must live as long as the
-// program (names from the library's tables); other text is copied by the
-// event's `detail`.
-struct TimelineArg {
-  const char* key = nullptr;
-  const char* text = nullptr;  // null: the argument is `number`
-  int64_t number = 0;
-};
-
-struct TimelineEvent {
-  static constexpr int kMaxArgs = 10;
-  const char* name = "";      // static
-  const char* category = "";  // static: "collective", "phase", "apply_gradients", "replica", "ps"
-  int64_t start_ns = 0;
-  int64_t duration_ns = 0;
-  uint32_t lane = 0;
-  int arg_count = 0;
-  TimelineArg args[kMaxArgs];
-  std::string detail;  // optional free text, written as args.detail (escaped)
-
-  TimelineEvent& add(const char* key, int64_t number);
-  TimelineEvent& add(const char* key, const char* text);
-};
-
 // Who writes a timeline: what the file's metadata and merge need.
 struct TimelineOwner {
   int rank = 0;
@@ -68,10 +48,12 @@ struct TimelineOwner {
 
 class Timeline {
  public:
-  // Opens `path` (replacing it), writes the metadata and starts the writer
-  // thread; kInvalidArgument naming the path when it cannot be created.
+  // Opens the spool of `path` (and removes an older `path`), writes the
+  // metadata and starts the writer thread; kInvalidArgument naming the path
+  // when the spool cannot be created.
   Timeline(const std::string& path, const TimelineOwner& owner);
-  // Writes what is buffered, closes the array and stops the writer.
+  // Writes what is buffered, stops the writer and turns the spool into
+  // `path` (keeping the spool, with a warning, where that fails).
   ~Timeline();
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
@@ -79,10 +61,10 @@ class Timeline {
   // The lane called `name`, made (and named in the file) at first use.
   uint32_t lane(const std::string& name);
   // Buffers the event; a full buffer goes to the writer thread, which
-  // formats and writes it, so a recording thread never does. It waits only
+  // spools it, so a recording thread never does. It waits only
   // when the writer is several buffers behind (memory stays bounded).
   void record(TimelineEvent event);
-  // Returns once every event recorded so far is in the file.
+  // Returns once every event recorded so far is in the spool.
   void flush();
   const std::string& path() const { return path_; }
 
@@ -94,12 +76,15 @@ class Timeline {
   // Hands buffer_ to the writer. Called with mutex_ held.
   void hand_over_locked();
   void writer_loop();
-  // Formats and writes a batch. Called with file_mutex_ held.
+  // Spools a batch. Called with file_mutex_ held.
   void write_batch_locked(const Batch& batch);
-  void write_text_locked(const std::string& text);
-  void write_bytes_locked(const char* data, size_t size);
+  // Writes spooled_ to the spool. Called with file_mutex_ held.
+  void write_spooled_locked();
+  // The trace at `path` from the spool, which is removed once it is.
+  static void write_trace(const std::string& path, const std::string& spool_path);
 
   std::string path_;
+  std::string spool_path_;
   int pid_ = 0;  // the trace's pid field: the rank, so that a merge keeps ranks apart
   std::mutex mutex_;  // guards the buffers, the queue, the lanes and the writer's state
   std::condition_variable wake_writer_;
@@ -110,9 +95,10 @@ class Timeline {
   bool writing_ = false;             // the writer holds a batch
   bool stopping_ = false;
   std::map<std::string, uint32_t> lanes_;
-  std::mutex file_mutex_;  // guards the file and text_
-  std::FILE* file_ = nullptr;
-  std::string text_;  // the writer's formatting buffer, kept
+  std::mutex file_mutex_;  // guards the spool, its encoder and spooled_
+  std::FILE* spool_ = nullptr;
+  TimelineSpoolEncoder encoder_;
+  std::string spooled_;  // records on their way to the spool, kept for its memory
   std::thread writer_;
 };
 

@@ -1,5 +1,6 @@
 // dist-info timeline merge: the ranks' timelines (base/timeline.h) as one
-// trace. Ranks on one host share the steady clock and need nothing; another
+// trace; dist-info timeline convert: the trace in a spool a rank left behind
+// (base/timeline_spool.h). Ranks on one host share the steady clock and need nothing; another
 // host's clock is moved by the median, over the collectives both hosts' ranks
 // ran, of how much later the first rank ended each one than that host's ranks
 // (a collective ends within microseconds on every rank: its last message
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <glob.h>
@@ -20,6 +22,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "base/timeline_spool.h"
 #include "commands.h"
 #include "ps/atomic_file.h"
 
@@ -30,9 +33,43 @@ namespace {
 constexpr const char* kUsage =
     "usage: dist-info timeline merge PREFIX [--output FILE]\n"
     "       dist-info timeline merge FILE... --output FILE\n"
-    "  merges the ranks' timelines (PREFIX.<rank>.json, as DIST_TIMELINE=PREFIX\n"
-    "  writes them) into one Chrome trace (PREFIX.json by default), each\n"
-    "  host's clock aligned with the first rank's\n";
+    "       dist-info timeline convert SPOOL [--output FILE]\n"
+    "  merge: the ranks' timelines (PREFIX.<rank>.json, as DIST_TIMELINE=PREFIX\n"
+    "  writes them) as one Chrome trace (PREFIX.json by default), each host's\n"
+    "  clock aligned with the first rank's; a rank that died before closing its\n"
+    "  timeline left PREFIX.<rank>.json.spool, which is read in its place.\n"
+    "  convert: a spool as the trace its rank would have written (FILE.json for\n"
+    "  FILE.json.spool by default)\n";
+
+bool is_spool(const std::string& path) {
+  const size_t n = std::strlen(kTimelineSpoolSuffix);
+  return path.size() > n && path.compare(path.size() - n, n, kTimelineSpoolSuffix) == 0;
+}
+
+// A spool's trace, as its rank would have written it.
+std::string trace_of_spool(const std::string& path) {
+  char* data = nullptr;
+  size_t size = 0;
+  std::FILE* memory = open_memstream(&data, &size);
+  if (memory == nullptr) fail_invalid("timeline: no memory to convert " + dist::quoted(path));
+  std::string text;
+  try {
+    const SpoolConversion conversion = convert_timeline_spool(path, memory);
+    std::fclose(memory);
+    memory = nullptr;
+    text.assign(data, size);
+    if (conversion.cut_short) {
+      std::fprintf(stderr, "dist-info: %s ends inside a record (its rank stopped while writing); %zu whole events read\n",
+                   path.c_str(), conversion.events);
+    }
+  } catch (...) {
+    if (memory != nullptr) std::fclose(memory);
+    std::free(data);
+    throw;
+  }
+  std::free(data);
+  return text;
+}
 
 struct RankTimeline {
   std::string path;
@@ -54,7 +91,7 @@ std::string read_file(const std::string& path) {
 // A rank that stopped without closing its file leaves the array open (the
 // trace format allows it); the events before are whole.
 Json parse_events(const std::string& path) {
-  std::string text = read_file(path);
+  std::string text = is_spool(path) ? trace_of_spool(path) : read_file(path);
   Json events = Json::parse(text, nullptr, false);
   if (events.is_discarded()) {
     while (!text.empty() && (text.back() == ',' || std::isspace(static_cast<unsigned char>(text.back())))) text.pop_back();
@@ -123,6 +160,14 @@ HostOffset offset_of_host(const RankTimeline& reference, const std::vector<const
   return offset;
 }
 
+// Only "<prefix>.<rank>.json" and "<prefix>.pid<PID>.json".
+bool is_rank_file(const std::string& prefix, const std::string& path) {
+  if (path.size() < prefix.size() + 6) return false;
+  const std::string middle = path.substr(prefix.size() + 1, path.size() - prefix.size() - 6);
+  const std::string digits = middle.rfind("pid", 0) == 0 ? middle.substr(3) : middle;
+  return !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+}
+
 std::vector<std::string> files_of_prefix(const std::string& prefix) {
   glob_t found{};
   const std::string pattern = prefix + ".*.json";
@@ -130,13 +175,23 @@ std::vector<std::string> files_of_prefix(const std::string& prefix) {
   if (glob(pattern.c_str(), 0, nullptr, &found) == 0) {
     for (size_t i = 0; i < found.gl_pathc; ++i) {
       const std::string path = found.gl_pathv[i];
-      // Only "<prefix>.<rank>.json" and "<prefix>.pid<PID>.json".
-      const std::string middle = path.substr(prefix.size() + 1, path.size() - prefix.size() - 6);
-      const std::string digits = middle.rfind("pid", 0) == 0 ? middle.substr(3) : middle;
-      if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos) files.push_back(path);
+      if (is_rank_file(prefix, path)) files.push_back(path);
     }
   }
   globfree(&found);
+  // The spools of ranks that never wrote their file.
+  const std::string spools = pattern + kTimelineSpoolSuffix;
+  glob_t spooled{};
+  if (glob(spools.c_str(), 0, nullptr, &spooled) == 0) {
+    for (size_t i = 0; i < spooled.gl_pathc; ++i) {
+      const std::string path = spooled.gl_pathv[i];
+      const std::string trace = path.substr(0, path.size() - std::strlen(kTimelineSpoolSuffix));
+      if (std::find(files.begin(), files.end(), trace) == files.end() && is_rank_file(prefix, trace)) {
+        files.push_back(path);
+      }
+    }
+  }
+  globfree(&spooled);
   if (files.empty()) fail_invalid("timeline merge: no files " + dist::quoted(pattern));
   return files;
 }
@@ -209,6 +264,33 @@ int merge(const Args& args) {
   return 0;
 }
 
+int convert(const Args& args) {
+  std::string spool, output;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--output" || args[i] == "-o") {
+      if (i + 1 >= args.size()) fail_invalid(args[i] + " needs a file");
+      output = args[++i];
+    } else if (args[i].rfind("-", 0) == 0) {
+      fail_invalid("timeline convert: unknown flag " + dist::quoted(args[i]) + "\n" + kUsage);
+    } else if (spool.empty()) {
+      spool = args[i];
+    } else {
+      fail_invalid("timeline convert: one spool at a time (" + dist::quoted(spool) + ", " + dist::quoted(args[i]) + ")");
+    }
+  }
+  if (spool.empty()) fail_invalid(std::string("timeline convert: no spool given\n") + kUsage);
+  if (output.empty()) {
+    if (!is_spool(spool)) fail_invalid("timeline convert: --output is needed when the spool's name does not end in .spool");
+    output = spool.substr(0, spool.size() - std::strlen(kTimelineSpoolSuffix));
+  }
+  const std::string text = trace_of_spool(spool);
+  ps::AtomicFile file(output);
+  file.write(text.data(), text.size());
+  file.commit();
+  std::printf("%s: the trace of %s\n", output.c_str(), spool.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int timeline_command(const Args& args) {
@@ -216,8 +298,9 @@ int timeline_command(const Args& args) {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
-  if (args[0] != "merge") fail_invalid("timeline: unknown subcommand " + dist::quoted(args[0]) + "\n" + kUsage);
-  return merge(Args(args.begin() + 1, args.end()));
+  if (args[0] == "merge") return merge(Args(args.begin() + 1, args.end()));
+  if (args[0] == "convert") return convert(Args(args.begin() + 1, args.end()));
+  fail_invalid("timeline: unknown subcommand " + dist::quoted(args[0]) + "\n" + kUsage);
 }
 
 }  // namespace dist::info

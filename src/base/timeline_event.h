@@ -1,0 +1,41 @@
+// One event of a timeline (base/timeline.h) as a recording thread makes it:
+// a span with a few arguments, whose names point into the library's tables.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace dist {
+
+// One argument of an event. Keys and text values must live as long as the
+// program (names from the library's tables); other text is copied by the
+// event's `detail`.
+struct TimelineArg {
+  const char* key = nullptr;
+  const char* text = nullptr;  // null: the argument is `number`
+  int64_t number = 0;
+};
+
+struct TimelineEvent {
+  static constexpr int kMaxArgs = 10;
+  const char* name = "";      // static
+  const char* category = "";  // static: "collective", "phase", "apply_gradients", "replica", "ps"
+  int64_t start_ns = 0;
+  int64_t duration_ns = 0;
+  uint32_t lane = 0;
+  int arg_count = 0;
+  TimelineArg args[kMaxArgs];
+  std::string detail;  // optional free text, written as args.detail (escaped)
+
+  // Arguments beyond kMaxArgs are dropped. Inline: a collective adds nine.
+  TimelineEvent& add(const char* key, int64_t number) {
+    if (arg_count < kMaxArgs) args[arg_count++] = TimelineArg{key, nullptr, number};
+    return *this;
+  }
+  TimelineEvent& add(const char* key, const char* text) {
+    if (arg_count < kMaxArgs) args[arg_count++] = TimelineArg{key, text == nullptr ? "" : text, 0};
+    return *this;
+  }
+};
+
+}  // namespace dist
