@@ -4,9 +4,7 @@
 
 namespace dist {
 
-namespace {
-thread_local CallPhases* t_current = nullptr;
-}  // namespace
+thread_local CallPhases* t_call_phases __attribute__((tls_model("initial-exec"))) = nullptr;
 
 const char* name(CallPhase phase) {
   switch (phase) {
@@ -17,25 +15,14 @@ const char* name(CallPhase phase) {
   return "moving data";
 }
 
-std::atomic<int> g_calls_recording_phases{0};
-
-CallPhases* current_call_phases() { return t_current; }
-
-void set_current_call_phases(CallPhases* phases) {
-  if ((phases != nullptr) != (t_current != nullptr)) {
-    g_calls_recording_phases.fetch_add(phases != nullptr ? 1 : -1, std::memory_order_relaxed);
-  }
-  t_current = phases;
-}
-
 void CallPhases::close(int64_t now_ns) {
   totals_[static_cast<int>(current_)] += now_ns - current_start_ns_;
   if (current_ == CallPhase::kMoving || now_ns <= current_start_ns_) return;
-  if (!intervals_.empty() && intervals_.back().phase == current_ &&
-      current_start_ns_ - intervals_.back().end_ns < kMergeGapNs) {
-    intervals_.back().end_ns = now_ns;
-  } else if (intervals_.size() < kMaxIntervals) {
-    intervals_.push_back({current_, current_start_ns_, now_ns});
+  Interval* last = interval_count_ > 0 ? &intervals_[interval_count_ - 1] : nullptr;
+  if (last != nullptr && last->phase == current_ && current_start_ns_ - last->end_ns < kMergeGapNs) {
+    last->end_ns = now_ns;
+  } else if (interval_count_ < kMaxIntervals) {
+    intervals_[interval_count_++] = Interval{current_, current_start_ns_, now_ns};
   }
 }
 

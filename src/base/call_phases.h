@@ -6,10 +6,8 @@
 // are large enough for two clock reads not to matter (kTracedReduceBytes).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace dist {
 
@@ -40,7 +38,13 @@ class CallPhases {
   void finish(int64_t end_ns);
 
   // The waiting and reducing intervals, in order.
-  const std::vector<Interval>& intervals() const { return intervals_; }
+  struct Intervals {
+    const Interval* first;
+    const Interval* last;
+    const Interval* begin() const { return first; }
+    const Interval* end() const { return last; }
+  };
+  Intervals intervals() const { return {intervals_, intervals_ + interval_count_}; }
   int64_t total_ns(CallPhase phase) const { return totals_[static_cast<int>(phase)]; }
 
  private:
@@ -49,22 +53,19 @@ class CallPhases {
   CallPhase current_ = CallPhase::kMoving;
   int64_t current_start_ns_;
   int64_t totals_[3] = {0, 0, 0};
-  std::vector<Interval> intervals_;
+  // Kept in place: a traced call allocates nothing.
+  Interval intervals_[kMaxIntervals];
+  size_t interval_count_ = 0;
 };
 
-// How many calls record their phases now, in the whole process: while none
-// does (no timeline), the marks below read this one word and stop.
-extern std::atomic<int> g_calls_recording_phases;
+// The phases of the call this thread runs, while a timeline records; else
+// null. Initial-exec TLS: reading it is one load, as cheap as a global (the
+// general model calls __tls_get_addr), so an untraced mark costs that load.
+extern thread_local CallPhases* t_call_phases __attribute__((tls_model("initial-exec")));
 
-// The phases of the call this thread runs, while a timeline records; else null.
-CallPhases* current_call_phases();
-// Sets or clears (null) this thread's call; keeps the count above.
-void set_current_call_phases(CallPhases* phases);
-
-// current_call_phases(), or null at the cost of one load when nothing records.
-inline CallPhases* recording_call_phases() {
-  return g_calls_recording_phases.load(std::memory_order_relaxed) == 0 ? nullptr : current_call_phases();
-}
+inline CallPhases* recording_call_phases() { return t_call_phases; }
+// Sets or clears (null) this thread's call.
+inline void set_current_call_phases(CallPhases* phases) { t_call_phases = phases; }
 
 // Marks `phase` for its scope in the current call, if one is traced.
 class PhaseScope {
