@@ -789,9 +789,9 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
  * into a separate result, does not report; "shm_split_single_copy" is all_reduce from 256 KiB (each rank writes
  * its reduced slice into the others' results), named for a call into a
  * separate result, where it runs to 16 MiB; in place it runs to 64 MiB (with
- * more ranks than cores: 4 and 16 MiB); "shm_single_copy" is all_gather,
- * broadcast, and all_to_all out of place, for blocks from 16 KiB to a few
- * MiB. */
+ * more ranks than cores: 4 and 16 MiB); "shm_single_copy" is all_gather and
+ * all_to_all out of place for blocks from 32 KiB, and broadcast from 64 KiB,
+ * to a few MiB. */
 typedef int32_t dist_collective_t;
 #define DIST_COLLECTIVE_ALL_REDUCE     0
 #define DIST_COLLECTIVE_REDUCE         1

@@ -126,12 +126,13 @@ void test_selection_is_pinned(void**) {
 // writing their results (shm_read_write, added since); the split above,
 // writing into the peers' results where the group reaches their memory
 // (from 256 KiB to 16 MiB into a separate result, 64 MiB in place; 4 and 16
-// MiB with more ranks than cores); single copies of moved blocks from 16 KiB
-// (128 KiB with more ranks than cores) to 16 MiB, broadcasts to 2 MiB and not
+// MiB with more ranks than cores); single copies of moved blocks from 32 KiB
+// (broadcasts from 64 KiB; 128 KiB with more ranks than cores) to 16 MiB,
+// broadcasts to 2 MiB and not
 // with more ranks than cores, all-to-all only out of place; a piecewise
 // all-reduce always splits.
 void test_shared_memory_selection_is_pinned(void**) {
-  const size_t sizes[] = {0,      8,        16383,    16384,    16385,    65535,    65536,    131071,   131072,   262143,
+  const size_t sizes[] = {0,      8,        16383,    16384,    16385,    32767,    32768,    65535,    65536,    131071,   131072,   262143,
                           262144, 2097152,  2097153,  4194304,  4194305,  16777216, 16777217, 67108864,
                           67108865};
   const CollectiveKind kinds[] = {CollectiveKind::kAllReduce, CollectiveKind::kReduce,
@@ -139,7 +140,8 @@ void test_shared_memory_selection_is_pinned(void**) {
                                   CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll,
                                   CollectiveKind::kBarrier};
   auto expected = [](CollectiveKind kind, const dist::Selection& s, const std::string& forced) -> std::string {
-    const size_t single_copy_min = s.shares_cores ? 128 * 1024 : 16 * 1024;
+    const size_t single_copy_min =
+        s.shares_cores ? 128 * 1024 : (kind == CollectiveKind::kBroadcast ? 64 * 1024 : 32 * 1024);
     const bool single_copy = s.single_copy && s.bytes >= single_copy_min;
     switch (kind) {
       case CollectiveKind::kAllReduce: {

@@ -109,7 +109,7 @@ uint32_t Timeline::lane(const std::string& name) {
   return id;
 }
 
-void Timeline::record(TimelineEvent event) {
+void Timeline::record(TimelineEvent&& event) {
   std::unique_lock<std::mutex> lock(mutex_);
   buffer_.push_back(std::move(event));
   if (buffer_.size() < kBatchEvents) return;

@@ -63,7 +63,7 @@ class Timeline {
   // Buffers the event; a full buffer goes to the writer thread, which
   // spools it, so a recording thread never does. It waits only
   // when the writer is several buffers behind (memory stays bounded).
-  void record(TimelineEvent event);
+  void record(TimelineEvent&& event);
   // Returns once every event recorded so far is in the spool.
   void flush();
   const std::string& path() const { return path_; }

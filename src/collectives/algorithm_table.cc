@@ -302,7 +302,10 @@ const char* name(Path path) {
 
 bool takes_single_copy(const Selection& s, CollectiveKind kind) {
   if (!s.single_copy) return false;
-  if (s.bytes < (s.shares_cores ? kSingleCopyMinBytesSharedCores : kSingleCopyMinBytes)) return false;
+  const size_t least = s.shares_cores                        ? kSingleCopyMinBytesSharedCores
+                       : kind == CollectiveKind::kBroadcast ? kSingleCopyMinBytesBroadcast
+                                                            : kSingleCopyMinBlockBytes;
+  if (s.bytes < least) return false;
   switch (kind) {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kAllToAll:

@@ -57,7 +57,16 @@ inline constexpr size_t kShmDirectMaxBytes = 16 * 1024;
 // broadcast's single copy is made by the receivers alone, where the slots
 // split it between the root and them: it stops being ahead at 4 MiB, and with
 // more ranks than cores it is behind.
-inline constexpr size_t kSingleCopyMinBytes = 16 * 1024;
+// The least is where the slots stop being ahead in this machine's slow mode
+// (cross-core round trips 3-4x longer, lines written by another core read at
+// half speed): 2 ranks, 16 and 32 KiB broadcasts took 1.5-2.8 us through the
+// slots against 5-7 us read singly in the fast mode, and 5-8 us either way in
+// the slow one; at 64 KiB the slots were still ahead in the fast mode (5 against
+// 9-11 us) but behind in the slow one (14-16 against 9-12), and the single copy
+// keeps its time in both. All-gather and all-to-all alike, per message; their
+// size here is one block, so their bound is half as much on 2 ranks.
+inline constexpr size_t kSingleCopyMinBytesBroadcast = 64 * 1024;
+inline constexpr size_t kSingleCopyMinBlockBytes = 32 * 1024;
 inline constexpr size_t kSingleCopyMinBytesSharedCores = 128 * 1024;
 inline constexpr size_t kSingleCopyMaxBytes = 16 * 1024 * 1024;
 inline constexpr size_t kSingleCopyMaxBroadcastBytes = 2 * 1024 * 1024;
