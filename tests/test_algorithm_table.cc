@@ -126,10 +126,10 @@ void test_selection_is_pinned(void**) {
 // writing their results (shm_read_write, added since); the split above,
 // writing into the peers' results where the group reaches their memory
 // (from 256 KiB to 16 MiB into a separate result, 64 MiB in place; 4 and 16
-// MiB with more ranks than cores); single copies of moved blocks from 32 KiB
-// (broadcasts from 64 KiB; 128 KiB with more ranks than cores) to 16 MiB,
-// broadcasts to 2 MiB and not
-// with more ranks than cores, all-to-all only out of place; a piecewise
+// MiB with more ranks than cores); single copies of all-gather and
+// all-to-all blocks from 32 KiB (128 KiB with more ranks than cores) to 16
+// MiB, all-to-all only out of place; broadcasts from 64 KiB to 2 MiB
+// streamed into the slots, not with more ranks than cores; a piecewise
 // all-reduce always splits.
 void test_shared_memory_selection_is_pinned(void**) {
   const size_t sizes[] = {0,      8,        16383,    16384,    16385,    32767,    32768,    65535,    65536,    131071,   131072,   262143,
@@ -141,7 +141,7 @@ void test_shared_memory_selection_is_pinned(void**) {
                                   CollectiveKind::kBarrier};
   auto expected = [](CollectiveKind kind, const dist::Selection& s, const std::string& forced) -> std::string {
     const size_t single_copy_min =
-        s.shares_cores ? 128 * 1024 : (kind == CollectiveKind::kBroadcast ? 64 * 1024 : 32 * 1024);
+        s.shares_cores ? 128 * 1024 : 32 * 1024;
     const bool single_copy = s.single_copy && s.bytes >= single_copy_min;
     switch (kind) {
       case CollectiveKind::kAllReduce: {
@@ -155,7 +155,7 @@ void test_shared_memory_selection_is_pinned(void**) {
         return s.single_copy && s.bytes >= 256 * 1024 && s.bytes <= most ? "shm_split_single_copy" : "shm_split";
       }
       case CollectiveKind::kBroadcast:
-        return single_copy && !s.shares_cores && s.bytes <= (2u << 20) ? "shm_single_copy" : "shm";
+        return !s.shares_cores && s.bytes >= 64 * 1024 && s.bytes <= (2u << 20) ? "shm_streamed" : "shm";
       case CollectiveKind::kAllGather:
         return single_copy && s.bytes <= (16u << 20) ? "shm_single_copy" : "shm";
       case CollectiveKind::kAllToAll:

@@ -1,4 +1,4 @@
-// Single-copy all-gather, all-to-all and broadcast
+// Single-copy all-gather and all-to-all, and the broadcast (streamed or not)
 // (collectives/shm/single_copy.h, read_from_peers.cc) and the all-reduce that
 // writes into the peers' results (allreduce_split_write.cc), with the ranks
 // as threads of this process: the probe that decides whether processes can
@@ -155,11 +155,12 @@ void run_block_moves(int n, bool single_copy, DType dtype, const std::vector<siz
 
 void test_blocks_by_both_paths(void** state) {
   (void)state;
-  // f64: below, at and above the lower bound (16 KiB a block), a prime
-  // count, more than a slot, and around a broadcast's upper bound (2 MiB);
-  // i8: odd byte counts around the lower bound.
-  const std::vector<size_t> doubles = {0, 1, 2047, 2048, 2049, 100003, 262144, 262145};
-  const std::vector<size_t> bytes = {16383, 16384, 16387, 70001};
+  // f64: below, at and above the lower bounds (32 KiB a block; a streamed
+  // broadcast's 64 KiB), a prime count, more than a slot, and around a
+  // streamed broadcast's upper bound (2 MiB); i8: odd byte counts around the
+  // lower bounds.
+  const std::vector<size_t> doubles = {0, 1, 4095, 4096, 4097, 8191, 8192, 8193, 100003, 262144, 262145};
+  const std::vector<size_t> bytes = {32767, 32768, 32771, 65535, 65536, 65539, 70001};
   for (int n = 2; n <= 3; ++n) {
     for (bool single_copy : {true, false}) {
       run_block_moves(n, single_copy, DType::F64, doubles);

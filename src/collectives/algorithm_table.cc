@@ -129,9 +129,9 @@ const AlgorithmRow kReduce[] = {
 };
 
 const AlgorithmRow kBroadcast[] = {
-    {Algorithm::kShmBroadcastSingleCopy, "shm_single_copy", kShm, "every rank reads the root's buffer itself",
-     [](const Selection& s) { return takes_single_copy(s, CollectiveKind::kBroadcast); }, nullptr, 0,
-     [](const AlgorithmRun& r) { shm_broadcast(*r.group, r.call.recv, count_of(r), dtype_of(r), root_of(r), true); }},
+    {Algorithm::kShmBroadcastStreamed, "shm_streamed", kShm,
+     "the root writes each chunk once with non-temporal stores; the others copy it out", streams_broadcast, nullptr,
+     0, [](const AlgorithmRun& r) { shm_broadcast(*r.group, r.call.recv, count_of(r), dtype_of(r), root_of(r), true); }},
     {Algorithm::kShmBroadcast, "shm", kShm, "the root writes each chunk once; the others copy it out", always,
      nullptr, 0,
      [](const AlgorithmRun& r) { shm_broadcast(*r.group, r.call.recv, count_of(r), dtype_of(r), root_of(r), false); }},
@@ -302,19 +302,18 @@ const char* name(Path path) {
 
 bool takes_single_copy(const Selection& s, CollectiveKind kind) {
   if (!s.single_copy) return false;
-  const size_t least = s.shares_cores                        ? kSingleCopyMinBytesSharedCores
-                       : kind == CollectiveKind::kBroadcast ? kSingleCopyMinBytesBroadcast
-                                                            : kSingleCopyMinBlockBytes;
-  if (s.bytes < least) return false;
+  if (s.bytes < (s.shares_cores ? kSingleCopyMinBytesSharedCores : kSingleCopyMinBlockBytes)) return false;
   switch (kind) {
     case CollectiveKind::kAllGather:
     case CollectiveKind::kAllToAll:
       return s.bytes <= kSingleCopyMaxBytes;
-    case CollectiveKind::kBroadcast:
-      return !s.shares_cores && s.bytes <= kSingleCopyMaxBroadcastBytes;
     default:
       return false;
   }
+}
+
+bool streams_broadcast(const Selection& s) {
+  return !s.shares_cores && s.bytes >= kStreamedBroadcastMinBytes && s.bytes <= kStreamedBroadcastMaxBytes;
 }
 
 bool takes_read_write(const Selection& s) {

@@ -47,29 +47,39 @@ inline size_t choose_chunk_bytes(const AlgorithmOptions& options) {
 // split moves less memory.
 inline constexpr size_t kShmDirectMaxBytes = 16 * 1024;
 
-// Data that only moves (all-gather, all-to-all, broadcast) is copied
-// straight from the peers' buffers, when the group can (single_copy.h), for
-// blocks of these sizes: one copy instead of two. Below, the system call and
-// the second handshake cost more than the copy saved; with more ranks than
-// cores, more so. Above, the kernel's copy, whose writes pull every
-// destination line into the cache first, loses to the slots' streamed writes
-// (all-gather of 32 MiB blocks, 2 ranks: 7.4-9.0 ms against 7.4-7.7). A
-// broadcast's single copy is made by the receivers alone, where the slots
-// split it between the root and them: it stops being ahead at 4 MiB, and with
-// more ranks than cores it is behind.
+// Data that only moves (all-gather, all-to-all) is copied straight from the
+// peers' buffers, when the group can (single_copy.h), for blocks of these
+// sizes: one copy instead of two. Below, the system call and the second
+// handshake cost more than the copy saved; with more ranks than cores, more
+// so. Above, the kernel's copy, whose writes pull every destination line into
+// the cache first, loses to the slots' streamed writes (all-gather of 32 MiB
+// blocks, 2 ranks: 7.4-9.0 ms against 7.4-7.7).
 // The least is where the slots stop being ahead in this machine's slow mode
 // (cross-core round trips 3-4x longer, lines written by another core read at
-// half speed): 2 ranks, 16 and 32 KiB broadcasts took 1.5-2.8 us through the
-// slots against 5-7 us read singly in the fast mode, and 5-8 us either way in
-// the slow one; at 64 KiB the slots were still ahead in the fast mode (5 against
-// 9-11 us) but behind in the slow one (14-16 against 9-12), and the single copy
-// keeps its time in both. All-gather and all-to-all alike, per message; their
-// size here is one block, so their bound is half as much on 2 ranks.
-inline constexpr size_t kSingleCopyMinBytesBroadcast = 64 * 1024;
+// half speed: bench/modes/probe): 2 ranks, all-gathers and all-to-alls of 16
+// KiB blocks took 2.7-3.0 us through the slots against 5-7 us read singly in
+// the fast mode, and 6-7 us either way in the slow one; with 32 KiB blocks
+// the slots were still ahead in the fast mode (5 against 8-10 us) but behind
+// in the slow one (12-13 against 8-10), where the single copy keeps its time.
 inline constexpr size_t kSingleCopyMinBlockBytes = 32 * 1024;
 inline constexpr size_t kSingleCopyMinBytesSharedCores = 128 * 1024;
 inline constexpr size_t kSingleCopyMaxBytes = 16 * 1024 * 1024;
-inline constexpr size_t kSingleCopyMaxBroadcastBytes = 2 * 1024 * 1024;
+
+// Broadcasts of these sizes write the root's chunks into its slot with
+// non-temporal stores (shm_streamed). In the slow mode an ordinary store to
+// a line the other core has just read runs at 4-6 GB/s (13-15 in the fast
+// mode), a non-temporal one at 9-18 in both, and the readers then read from
+// memory at 13-16 GB/s in both modes instead of 25-35 (fast) or 11-13 (slow)
+// from the writer's cache. 2 ranks, interleaved, ten rounds (dist-bench):
+// 64 KiB 5.2-6.9 us streamed, against 5.2-6.8 (fast) and 14-17 (slow)
+// through plain slots and 8.5-12.6 for the single copy the root's buffer was
+// read with before; 256 KiB 19-27 against 13-15 / 45-62 and 27-35; 1 MiB
+// 76-105 against 54-58 / 180-223 and 97-149. From 2 MiB it trades the fast
+// mode for the slow one (2 MiB 161-212 against 96-118 / 400-470 us; 16 MiB
+// 1.7-2.9 against 1.7-2.0 / 3.7-4.1 ms) and below 64 KiB it loses in the
+// fast mode (32 KiB 3.0-4.1 against 1.6-3.2 us), so both keep plain slots.
+inline constexpr size_t kStreamedBroadcastMinBytes = 64 * 1024;
+inline constexpr size_t kStreamedBroadcastMaxBytes = 2 * 1024 * 1024;
 
 // The split all-reduce writes each reduced slice straight into the peers'
 // results (shm_allreduce_split_write), when the group can, for messages of

@@ -16,9 +16,8 @@ void hier_broadcast_leaders(Hierarchy& h, const CollectiveCall& call) {
     h.across(view, part_call(s, CollectiveKind::kBroadcast, count, call.recv, call.recv, s.op, root_host));
   }
   h.in_host([&](ShmGroup& group) {
-    const bool single_copy =
-        takes_single_copy(shm_selection(group, count * size_of(s.dtype), true), CollectiveKind::kBroadcast);
-    shm_broadcast(group, call.recv, count, s.dtype, h.local_rank_of(speaker), single_copy);
+    const bool streamed = streams_broadcast(shm_selection(group, count * size_of(s.dtype), true));
+    shm_broadcast(group, call.recv, count, s.dtype, h.local_rank_of(speaker), streamed);
   });
 }
 

@@ -20,9 +20,8 @@ void hier_broadcast_rails(Hierarchy& h, const CollectiveCall& call) {
   auto* data = static_cast<unsigned char*>(call.recv);
   if (h.host() == root_host) {
     h.in_host([&](ShmGroup& group) {
-      const bool single_copy =
-          takes_single_copy(shm_selection(group, count * element, true), CollectiveKind::kBroadcast);
-      shm_broadcast(group, data, count, s.dtype, h.local_rank_of(s.root), single_copy);
+      const bool streamed = streams_broadcast(shm_selection(group, count * element, true));
+      shm_broadcast(group, data, count, s.dtype, h.local_rank_of(s.root), streamed);
     });
   }
   unsigned char* block = data + blocks.offset(l) * element;

@@ -39,10 +39,12 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
 void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
                          const PartFinisher* finish = nullptr);
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root);
-// Broadcast, all-gather and all-to-all move data through the slots, or with
-// `single_copy` (the table's *_single_copy rows: the group can, and the size
-// suits) straight from the peers' buffers; all-to-all only out of place.
-void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root, bool single_copy);
+// Broadcast moves data through the slots, the root's writes non-temporal
+// when `streamed` (the table's shm_streamed row). All-gather and all-to-all
+// move it through the slots, or with `single_copy` (the table's
+// *_single_copy rows: the group can, and the size suits) straight from the
+// peers' buffers; all-to-all only out of place.
+void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root, bool streamed);
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, bool single_copy);
 void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 // The same with blocks of uneven sizes: block b of `send` at blocks.offset(b),
