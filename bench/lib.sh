@@ -143,18 +143,26 @@ merge_rows() {
 }
 
 # ---- the machine's speed mode ------------------------------------------------------
-# This machine switches between a fast and a slow mode within minutes (our own
-# 8-byte all-reduce of 2 processes takes about 0.13 us in one and 0.35 us in
-# the other). With MODE_PROBE=1 each launch runs between two probes of it, and
-# the rows it wrote are labelled fast, slow, or mixed when the probes differ.
+# This machine switches between a fast and a slow mode within seconds to
+# minutes. What tells them apart is the round trip of a cache line between
+# two cores (bench/modes/cross_core --round-trip): 95-150 ns in the fast mode,
+# 410-500 in the slow one (bench/README.md, "What the slow mode is"); an
+# 8-byte all-reduce, the probe before, moves too little to separate them.
+# With MODE_PROBE=1 each launch runs between two probes, and the rows it wrote
+# are labelled fast, slow, or mixed when the probes differ.
 MODE_PROBE=${MODE_PROBE:-0}
-MODE_FAST_BELOW_US=0.22
+MODE_SLOW_FROM_NS=280
+MODE_PROBE_PROGRAM=$SCRATCH/cross_core
 probe_mode() {
-  local us
-  us=$(timeout -k 5 30 "$DIST_BENCH" -n 2 --csv --sizes 8 --seconds 0.05 2>/dev/null |
-         awk -F, '$1 == "distribute" { print $6 }') || us=""
-  if [ -z "$us" ]; then echo unknown; return; fi
-  awk -v us="$us" -v limit="$MODE_FAST_BELOW_US" 'BEGIN { print (us + 0 < limit + 0) ? "fast" : "slow" }'
+  local ns
+  if [ ! -x "$MODE_PROBE_PROGRAM" ] &&
+     ! cc -O2 -std=c11 -pthread "$ROOT/bench/modes/cross_core.c" -o "$MODE_PROBE_PROGRAM" 2>/dev/null; then
+    echo unknown
+    return
+  fi
+  ns=$(timeout -k 5 30 "$MODE_PROBE_PROGRAM" --round-trip 2>/dev/null) || ns=""
+  if [ -z "$ns" ]; then echo unknown; return; fi
+  awk -v ns="$ns" -v limit="$MODE_SLOW_FROM_NS" 'BEGIN { print (ns + 0 < limit + 0) ? "fast" : "slow" }'
 }
 mode_begin() {
   [ "$MODE_PROBE" = 1 ] || return 0

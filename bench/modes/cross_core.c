@@ -9,9 +9,10 @@
  *   - how fast the writer itself stores, both ways.
  * One line per run: round_trip_ns read_written_GBps read_streamed_GBps
  * store_GBps stream_store_GBps. bench/modes/probe runs it between
- * dist-bench runs.
+ * dist-bench runs; with --round-trip it prints the round trip alone, the
+ * mode probe of bench/compare (lib.sh).
  *
- *   cross_core [CPU_A CPU_B]
+ *   cross_core [--round-trip] [CPU_A CPU_B]
  */
 #define _GNU_SOURCE
 #include <emmintrin.h>
@@ -114,11 +115,17 @@ static double store_GBps(int streamed) {
 }
 
 int main(int argc, char** argv) {
+  int round_trip_only = 0;
+  if (argc > 1 && strcmp(argv[1], "--round-trip") == 0) {
+    round_trip_only = 1;
+    --argc;
+    ++argv;
+  }
   if (argc == 3) {
     cpu_a = atoi(argv[1]);
     cpu_b = atoi(argv[2]);
   } else if (argc != 1) {
-    fprintf(stderr, "usage: cross_core [CPU_A CPU_B]\n");
+    fprintf(stderr, "usage: cross_core [--round-trip] [CPU_A CPU_B]\n");
     return 2;
   }
   shared = aligned_alloc(4096, kBytes);
@@ -138,6 +145,10 @@ int main(int argc, char** argv) {
   }
   const double round_trip_ns = (now_ns() - start) / kRoundTrips;
   pthread_join(thread, NULL);
+  if (round_trip_only) {
+    printf("%.0f\n", round_trip_ns);
+    return 0;
+  }
 
   const double written_GBps = read_written_GBps(0);
   const double streamed_GBps = read_written_GBps(1);
