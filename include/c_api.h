@@ -423,7 +423,8 @@ DIST_EXPORT dist_status_t dist_context_abort(dist_context_t* context, const char
  * Perfetto and chrome://tracing load). While the rank runs, a thread of its own
  * appends the events in a compact binary form to "<prefix>.<rank>.json.spool";
  * the JSON file is written from it, and the spool removed, when the context and
- * everything made from it are destroyed. A rank that dies leaves its spool:
+ * everything made from it are destroyed. A rank that dies, or exits without
+ * destroying them (the library installs no exit hook), leaves its spool:
  * `dist-info timeline convert` turns it into the JSON file (every whole event),
  * and `dist-info timeline merge` reads it where the JSON file is missing.
  * Events are spans on lanes:
@@ -442,7 +443,8 @@ DIST_EXPORT dist_status_t dist_context_abort(dist_context_t* context, const char
  * Times are the steady clock's, in microseconds: ranks on one host agree;
  * `dist-info timeline merge PREFIX` writes PREFIX.json with every host's clock
  * aligned to the first rank's. A timeline turns on timing (dist_comm_stats).
- * Strategies without a context record to "<DIST_TIMELINE>.pid<PID>.json". Off
+ * Strategies without a context record to "<DIST_TIMELINE>.pid<PID>.json" (written
+ * when the last of them, and the parameter-server clients, are destroyed). Off
  * (the default), nothing is recorded and no clock is read. A spool that cannot be
  * created fails dist_context_create with DIST_ERR_INVALID_ARGUMENT naming the file;
  * one that cannot be written later is logged once and abandoned, and a JSON file
