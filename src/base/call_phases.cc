@@ -4,7 +4,9 @@
 
 namespace dist {
 
-thread_local CallPhases* t_call_phases __attribute__((tls_model("initial-exec"))) = nullptr;
+namespace {
+thread_local CallPhases* t_current = nullptr;
+}  // namespace
 
 const char* name(CallPhase phase) {
   switch (phase) {
@@ -13,6 +15,17 @@ const char* name(CallPhase phase) {
     case CallPhase::kMoving: break;
   }
   return "moving data";
+}
+
+std::atomic<int> g_calls_recording_phases{0};
+
+CallPhases* current_call_phases() { return t_current; }
+
+void set_current_call_phases(CallPhases* phases) {
+  if ((phases != nullptr) != (t_current != nullptr)) {
+    g_calls_recording_phases.fetch_add(phases != nullptr ? 1 : -1, std::memory_order_relaxed);
+  }
+  t_current = phases;
 }
 
 void CallPhases::close(int64_t now_ns) {

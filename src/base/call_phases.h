@@ -6,6 +6,7 @@
 // are large enough for two clock reads not to matter (kTracedReduceBytes).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -58,14 +59,21 @@ class CallPhases {
   size_t interval_count_ = 0;
 };
 
-// The phases of the call this thread runs, while a timeline records; else
-// null. Initial-exec TLS: reading it is one load, as cheap as a global (the
-// general model calls __tls_get_addr), so an untraced mark costs that load.
-extern thread_local CallPhases* t_call_phases __attribute__((tls_model("initial-exec")));
+// How many calls record their phases now, in the whole process: while none
+// does (no timeline), the marks below read this one word and stop. (Not
+// initial-exec TLS, which would be one load too: a library loaded late, as
+// Python loads it after torch, may find no static TLS left for it.)
+extern std::atomic<int> g_calls_recording_phases;
 
-inline CallPhases* recording_call_phases() { return t_call_phases; }
-// Sets or clears (null) this thread's call.
-inline void set_current_call_phases(CallPhases* phases) { t_call_phases = phases; }
+// The phases of the call this thread runs, while a timeline records; else null.
+CallPhases* current_call_phases();
+// Sets or clears (null) this thread's call; keeps the count above.
+void set_current_call_phases(CallPhases* phases);
+
+// current_call_phases(), or null at the cost of one load when nothing records.
+inline CallPhases* recording_call_phases() {
+  return g_calls_recording_phases.load(std::memory_order_relaxed) == 0 ? nullptr : current_call_phases();
+}
 
 // Marks `phase` for its scope in the current call, if one is traced.
 class PhaseScope {
