@@ -196,19 +196,38 @@ std::vector<std::string> files_of_prefix(const std::string& prefix) {
   return files;
 }
 
-int merge(const Args& args) {
-  std::vector<std::string> inputs;
+// A subcommand's files and its --output (-o), the only flag either takes.
+struct FilesAndOutput {
+  std::vector<std::string> files;
   std::string output;
+};
+
+FilesAndOutput files_and_output(const Args& args, const std::string& command) {
+  FilesAndOutput parsed;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--output" || args[i] == "-o") {
       if (i + 1 >= args.size()) fail_invalid(args[i] + " needs a file");
-      output = args[++i];
+      parsed.output = args[++i];
     } else if (args[i].rfind("-", 0) == 0) {
-      fail_invalid("timeline merge: unknown flag " + dist::quoted(args[i]) + "\n" + kUsage);
+      fail_invalid("timeline " + command + ": unknown flag " + dist::quoted(args[i]) + "\n" + kUsage);
     } else {
-      inputs.push_back(args[i]);
+      parsed.files.push_back(args[i]);
     }
   }
+  return parsed;
+}
+
+// Whole or not at all, as checkpoints are written.
+void write_whole(const std::string& path, const std::string& text) {
+  ps::AtomicFile file(path);
+  file.write(text.data(), text.size());
+  file.commit();
+}
+
+int merge(const Args& args) {
+  FilesAndOutput parsed = files_and_output(args, "merge");
+  std::vector<std::string>& inputs = parsed.files;
+  std::string& output = parsed.output;
   if (inputs.empty()) fail_invalid(std::string("timeline merge: no timelines given\n") + kUsage);
   struct stat st{};
   if (inputs.size() == 1 && stat(inputs[0].c_str(), &st) != 0) {
@@ -251,11 +270,7 @@ int merge(const Args& args) {
   }
   merged.push_back({{"name", "libdistribute merge"}, {"ph", "M"}, {"pid", reference.rank}, {"tid", 0},
                     {"args", {{"ranks", alignment}}}});
-  // Whole or not at all, as checkpoints are written.
-  const std::string text = dump_json(merged) + "\n";
-  ps::AtomicFile file(output);
-  file.write(text.data(), text.size());
-  file.commit();
+  write_whole(output, dump_json(merged) + "\n");
   std::printf("%s: %zu ranks on %zu host%s\n", output.c_str(), ranks.size(), hosts.size(), hosts.size() == 1 ? "" : "s");
   for (const Json& a : alignment) {
     std::printf("  rank %d %s: %+.3f us (%s)\n", a["rank"].get<int>(), a["file"].get<std::string>().c_str(),
@@ -265,28 +280,19 @@ int merge(const Args& args) {
 }
 
 int convert(const Args& args) {
-  std::string spool, output;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--output" || args[i] == "-o") {
-      if (i + 1 >= args.size()) fail_invalid(args[i] + " needs a file");
-      output = args[++i];
-    } else if (args[i].rfind("-", 0) == 0) {
-      fail_invalid("timeline convert: unknown flag " + dist::quoted(args[i]) + "\n" + kUsage);
-    } else if (spool.empty()) {
-      spool = args[i];
-    } else {
-      fail_invalid("timeline convert: one spool at a time (" + dist::quoted(spool) + ", " + dist::quoted(args[i]) + ")");
-    }
+  FilesAndOutput parsed = files_and_output(args, "convert");
+  if (parsed.files.size() > 1) {
+    fail_invalid("timeline convert: one spool at a time (" + dist::quoted(parsed.files[0]) + ", " +
+                 dist::quoted(parsed.files[1]) + ")");
   }
+  const std::string spool = parsed.files.empty() ? std::string() : parsed.files[0];
+  std::string& output = parsed.output;
   if (spool.empty()) fail_invalid(std::string("timeline convert: no spool given\n") + kUsage);
   if (output.empty()) {
     if (!is_spool(spool)) fail_invalid("timeline convert: --output is needed when the spool's name does not end in .spool");
     output = spool.substr(0, spool.size() - std::strlen(kTimelineSpoolSuffix));
   }
-  const std::string text = trace_of_spool(spool);
-  ps::AtomicFile file(output);
-  file.write(text.data(), text.size());
-  file.commit();
+  write_whole(output, trace_of_spool(spool));
   std::printf("%s: the trace of %s\n", output.c_str(), spool.c_str());
   return 0;
 }
