@@ -175,6 +175,63 @@ class SpoolReader {
   size_t at_ = 0, end_ = 0;
 };
 
+// An event as the spool holds it, its names as ids.
+struct SpooledEvent {
+  uint32_t name = 0, category = 0, lane = 0;
+  int64_t start_ns = 0, duration_ns = 0;
+  int arg_count = 0;
+  struct Arg {
+    uint32_t key = 0, text = 0;  // text 0: the argument is `number`
+    int64_t number = 0;
+  } args[TimelineEvent::kMaxArgs];
+  std::string detail;
+};
+
+// Appends `e` as one trace event object; `name_of` turns an id into its name.
+template <typename NameOf>
+void format_event(EventWriter& json, int32_t pid, const SpooledEvent& e, const NameOf& name_of) {
+  const std::string& name = name_of(e.name);
+  const std::string& category = name_of(e.category);
+  size_t bound = 160 + name.size() + category.size();
+  for (int i = 0; i < e.arg_count; ++i) {
+    bound += 32 + name_of(e.args[i].key).size() + (e.args[i].text != 0 ? name_of(e.args[i].text).size() : 0);
+  }
+  const std::string detail = e.detail.empty() ? std::string() : dump_json(Json(e.detail));
+  json.reserve(bound + detail.size() + 16);
+  json.literal("{\"name\":\"");
+  json.plain(name);
+  json.literal("\",\"cat\":\"");
+  json.plain(category);
+  json.literal("\",\"ph\":\"X\",\"pid\":");
+  json.integer(pid);
+  json.literal(",\"tid\":");
+  json.integer(e.lane);
+  json.literal(",\"ts\":");
+  json.microseconds(e.start_ns);
+  json.literal(",\"dur\":");
+  json.microseconds(e.duration_ns < 0 ? 0 : e.duration_ns);
+  json.literal(",\"args\":{");
+  for (int i = 0; i < e.arg_count; ++i) {
+    if (i > 0) json.character(',');
+    json.character('"');
+    json.plain(name_of(e.args[i].key));
+    json.literal("\":");
+    if (e.args[i].text != 0) {
+      json.character('"');
+      json.plain(name_of(e.args[i].text));
+      json.character('"');
+    } else {
+      json.integer(e.args[i].number);
+    }
+  }
+  if (!detail.empty()) {
+    if (e.arg_count > 0) json.character(',');
+    json.literal("\"detail\":");
+    json.literal(detail.data(), detail.size());
+  }
+  json.literal("}}");
+}
+
 struct FileCloser {
   void operator()(std::FILE* file) const { std::fclose(file); }
 };
@@ -299,66 +356,25 @@ SpoolConversion convert_timeline_spool(const std::string& spool_path, std::FILE*
         strings.push_back(field);
       }
     } else if (type == kEvent) {
+      SpooledEvent e;
       uint8_t flags = 0;
-      uint32_t name = 0, category = 0, lane = 0;
-      int64_t start_change = 0, duration_ns = 0;
-      whole = in.byte(flags) && in.id(name) && in.id(category) && in.id(lane) && in.signed_varint(start_change) &&
-              in.signed_varint(duration_ns);
-      const int arg_count = flags & ~kHasDetail;
-      if (whole && arg_count > TimelineEvent::kMaxArgs) damaged("an event with " + std::to_string(arg_count) + " arguments");
-      struct Arg {
-        uint32_t key = 0, text = 0;
-        int64_t number = 0;
-      } args[TimelineEvent::kMaxArgs];
-      for (int i = 0; whole && i < arg_count; ++i) {
-        whole = in.id(args[i].key) && in.id(args[i].text) && (args[i].text != 0 || in.signed_varint(args[i].number));
+      int64_t start_change = 0;
+      whole = in.byte(flags) && in.id(e.name) && in.id(e.category) && in.id(e.lane) && in.signed_varint(start_change) &&
+              in.signed_varint(e.duration_ns);
+      e.arg_count = flags & ~kHasDetail;
+      if (whole && e.arg_count > TimelineEvent::kMaxArgs) {
+        damaged("an event with " + std::to_string(e.arg_count) + " arguments");
       }
-      field.clear();
-      if (whole && (flags & kHasDetail) != 0) whole = in.text(field);
-      const int64_t start_ns = last_start_ns + start_change;
-      last_start_ns = start_ns;
+      for (int i = 0; whole && i < e.arg_count; ++i) {
+        SpooledEvent::Arg& arg = e.args[i];
+        whole = in.id(arg.key) && in.id(arg.text) && (arg.text != 0 || in.signed_varint(arg.number));
+      }
+      if (whole && (flags & kHasDetail) != 0) whole = in.text(e.detail);
+      e.start_ns = last_start_ns + start_change;
+      last_start_ns = e.start_ns;
       if (whole) {
         separate();
-        const std::string& name_text = string_of(name);
-        const std::string& category_text = string_of(category);
-        size_t bound = 160 + name_text.size() + category_text.size();
-        for (int i = 0; i < arg_count; ++i) {
-          bound += 32 + string_of(args[i].key).size() + (args[i].text != 0 ? string_of(args[i].text).size() : 0);
-        }
-        const std::string detail = field.empty() ? std::string() : dump_json(Json(field));
-        json.reserve(bound + detail.size() + 16);
-        json.literal("{\"name\":\"");
-        json.plain(name_text);
-        json.literal("\",\"cat\":\"");
-        json.plain(category_text);
-        json.literal("\",\"ph\":\"X\",\"pid\":");
-        json.integer(pid);
-        json.literal(",\"tid\":");
-        json.integer(lane);
-        json.literal(",\"ts\":");
-        json.microseconds(start_ns);
-        json.literal(",\"dur\":");
-        json.microseconds(duration_ns < 0 ? 0 : duration_ns);
-        json.literal(",\"args\":{");
-        for (int i = 0; i < arg_count; ++i) {
-          if (i > 0) json.character(',');
-          json.character('"');
-          json.plain(string_of(args[i].key));
-          json.literal("\":");
-          if (args[i].text != 0) {
-            json.character('"');
-            json.plain(string_of(args[i].text));
-            json.character('"');
-          } else {
-            json.integer(args[i].number);
-          }
-        }
-        if (!detail.empty()) {
-          if (arg_count > 0) json.character(',');
-          json.literal("\"detail\":");
-          json.literal(detail.data(), detail.size());
-        }
-        json.literal("}}");
+        format_event(json, pid, e, string_of);
         ++conversion.events;
       }
     } else {
