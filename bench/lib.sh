@@ -153,13 +153,17 @@ merge_rows() {
 MODE_PROBE=${MODE_PROBE:-0}
 MODE_SLOW_FROM_NS=280
 MODE_PROBE_PROGRAM=$SCRATCH/cross_core
+# Compiles the probe once, after install_missing (cc); a failure is said
+# then, and the rows are labelled unknown.
+build_mode_probe() {
+  if ! cc -O2 -Wall -Wextra -Werror -std=c11 -pthread "$ROOT/bench/modes/cross_core.c" -o "$MODE_PROBE_PROGRAM"; then
+    echo "bench: the mode probe bench/modes/cross_core.c did not compile (above); rows are labelled 'unknown'" >&2
+    MODE_PROBE_PROGRAM=""
+  fi
+}
 probe_mode() {
   local ns
-  if [ ! -x "$MODE_PROBE_PROGRAM" ] &&
-     ! cc -O2 -std=c11 -pthread "$ROOT/bench/modes/cross_core.c" -o "$MODE_PROBE_PROGRAM" 2>/dev/null; then
-    echo unknown
-    return
-  fi
+  if [ -z "$MODE_PROBE_PROGRAM" ]; then echo unknown; return; fi
   ns=$(timeout -k 5 30 "$MODE_PROBE_PROGRAM" --round-trip 2>/dev/null) || ns=""
   if [ -z "$ns" ]; then echo unknown; return; fi
   awk -v ns="$ns" -v limit="$MODE_SLOW_FROM_NS" 'BEGIN { print (ns + 0 < limit + 0) ? "fast" : "slow" }'
