@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "internal_test_support.h"
-#include "ps/atomic_file.h"
+#include "base/atomic_file.h"
 #include "ps/checkpoint_manifest.h"
 #include "ps/checkpoint_reader.h"
 #include "ps/checkpoint_shard_file.h"
@@ -22,6 +22,7 @@ namespace {
 
 using dist::DType;
 using dist::Status;
+using namespace dist;
 using namespace dist::ps;
 
 std::string temp_root() {

@@ -1,7 +1,7 @@
 #include "ps/checkpoint_coordinator.h"
 
+#include "base/atomic_file.h"
 #include "base/json.h"
-#include "ps/atomic_file.h"
 #include "ps/checkpoint_manifest.h"
 #include "ps/checkpoint_reader.h"
 

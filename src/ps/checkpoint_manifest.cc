@@ -2,9 +2,9 @@
 
 #include <sys/stat.h>
 
+#include "base/atomic_file.h"
 #include "base/json.h"
 #include "base/status.h"
-#include "ps/atomic_file.h"
 
 namespace dist::ps {
 namespace {

@@ -7,10 +7,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ps/checkpoint_manifest.h"
+#include "base/sha256.h"
 #include "base/status.h"
 #include "optimizers/optimizer_slots.h"
-#include "ps/sha256.h"
+#include "ps/checkpoint_manifest.h"
 
 namespace dist::ps {
 namespace {

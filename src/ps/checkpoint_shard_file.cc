@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "ps/atomic_file.h"
+#include "base/atomic_file.h"
 #include "ps/spec_codec.h"
 
 namespace dist::ps {
@@ -42,7 +42,7 @@ ShardFileSummary write_shard_file(const std::string& directory, int32_t index, i
                                   const std::vector<ShardState>& shards) {
   ShardFileSummary summary;
   summary.file = shard_file_name(index, count);
-  AtomicFile file(directory + "/" + summary.file);
+  AtomicFile file(directory + "/" + summary.file, AtomicFile::Digest::kSha256);
   ByteWriter head;
   head.append(kMagic, sizeof kMagic);
   head.put(kFormat);

@@ -25,7 +25,7 @@ struct ShardFileSummary {
   size_t entries = 0;
 };
 
-// Writes the file atomically (ps/atomic_file.h) into `directory`.
+// Writes the file atomically (base/atomic_file.h) into `directory`.
 ShardFileSummary write_shard_file(const std::string& directory, int32_t index, int32_t count,
                                   const std::vector<ShardState>& shards);
 

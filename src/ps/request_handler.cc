@@ -5,10 +5,10 @@
 #include <cstring>
 #include <iterator>
 
+#include "base/atomic_file.h"
 #include "base/json.h"
 #include "ps/checkpoint_reader.h"
 #include "ps/checkpoint_shard_file.h"
-#include "ps/atomic_file.h"
 #include "ps/protocol.h"
 #include "ps/spec_codec.h"
 

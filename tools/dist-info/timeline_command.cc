@@ -24,7 +24,7 @@
 #include "base/status.h"
 #include "base/timeline_spool.h"
 #include "commands.h"
-#include "ps/atomic_file.h"
+#include "base/atomic_file.h"
 
 namespace dist::info {
 
@@ -219,7 +219,7 @@ FilesAndOutput files_and_output(const Args& args, const std::string& command) {
 
 // Whole or not at all, as checkpoints are written.
 void write_whole(const std::string& path, const std::string& text) {
-  ps::AtomicFile file(path);
+  AtomicFile file(path);
   file.write(text.data(), text.size());
   file.commit();
 }

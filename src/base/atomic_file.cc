@@ -1,4 +1,4 @@
-#include "ps/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 
 #include "base/status.h"
 
-namespace dist::ps {
+namespace dist {
 namespace {
 
 [[noreturn]] void fail_errno(const std::string& what) { fail(Status::kSystem, what + ": " + std::strerror(errno)); }
@@ -34,7 +34,8 @@ void fsync_directory(const std::string& directory) {
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path, Digest digest) : path_(std::move(path)) {
+  if (digest == Digest::kSha256) digest_.emplace();
   temporary_ = path_ + ".tmp." + std::to_string(::getpid());
   fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail_errno("cannot create '" + temporary_ + "'");
@@ -48,7 +49,7 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::write(const void* data, size_t bytes) {
-  digest_.update(data, bytes);
+  if (digest_) digest_->update(data, bytes);
   const char* p = static_cast<const char*>(data);
   size_t left = bytes;
   while (left > 0) {
@@ -76,11 +77,11 @@ std::string AtomicFile::commit() {
     fail_errno("cannot rename '" + temporary_ + "' to '" + path_ + "'");
   }
   fsync_directory(directory_of(path_));
-  return digest_.hex();
+  return digest_ ? digest_->hex() : std::string();
 }
 
 void make_directories(const std::string& path) {
-  if (path.empty()) fail_invalid("checkpoint: the directory is empty");
+  if (path.empty()) fail_invalid("a directory to create is named by an empty path");
   std::string prefix;
   size_t start = 0;
   while (start <= path.size()) {
@@ -128,4 +129,4 @@ std::string read_small_file(const std::string& path, size_t max_bytes) {
   return text;
 }
 
-}  // namespace dist::ps
+}  // namespace dist

@@ -1,4 +1,4 @@
-#include "ps/sha256.h"
+#include "base/sha256.h"
 
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -10,7 +10,7 @@
 
 #include "base/status.h"
 
-namespace dist::ps {
+namespace dist {
 
 Sha256::Sha256() : context_(EVP_MD_CTX_new()) {
   if (context_ == nullptr || EVP_DigestInit_ex(context_, EVP_sha256(), nullptr) != 1) {
@@ -61,4 +61,4 @@ std::string sha256_of_file(const std::string& path, uint64_t* bytes) {
   return digest.hex();
 }
 
-}  // namespace dist::ps
+}  // namespace dist

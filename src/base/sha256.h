@@ -1,4 +1,4 @@
-// Incremental SHA-256 (OpenSSL), for checkpoint checksums.
+// Incremental SHA-256 (OpenSSL): checkpoint checksums, files written whole.
 #pragma once
 
 #include <cstddef>
@@ -7,7 +7,7 @@
 
 typedef struct evp_md_ctx_st EVP_MD_CTX;
 
-namespace dist::ps {
+namespace dist {
 
 class Sha256 {
  public:
@@ -28,4 +28,4 @@ class Sha256 {
 // Throws kSystem naming the file when it cannot be read.
 std::string sha256_of_file(const std::string& path, uint64_t* bytes);
 
-}  // namespace dist::ps
+}  // namespace dist
