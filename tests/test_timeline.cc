@@ -503,13 +503,16 @@ void test_merge_bad_input(void**) {
 }
 
 
-// The events a known recording must show, one by one: what the spool held.
+// The events a known recording must show, each as its seq says: what the
+// spool held. `count` of them, none twice.
 void check_known_events(const Json& trace, int count) {
   const std::vector<Json> events = spans(trace, "collective");
   assert_int_equal(events.size(), count);
-  for (int i = 0; i < count; ++i) {
-    const Json& e = events[i];
-    // Starts go up and down (a spool stores each as the change from the last).
+  std::set<int64_t> seen;
+  for (const Json& e : events) {
+    const int64_t i = e["args"]["seq"].get<int64_t>();
+    assert_in_range(i, 0, count);
+    assert_true(seen.insert(i).second);
     const int64_t start_ns = 5000000000LL + (i % 2 == 0 ? i * 1500LL : -i * 700LL);
     assert_string_equal(e["name"].get<std::string>().c_str(), i % 3 == 0 ? "broadcast" : "all_reduce");
     assert_int_equal(std::llround(e["ts"].get<double>() * 1000), start_ns);
@@ -517,8 +520,20 @@ void check_known_events(const Json& trace, int count) {
     assert_int_equal(e["tid"].get<int>(), 1);
     assert_int_equal(e["args"]["seq"].get<int64_t>(), i);
     assert_int_equal(e["args"]["bytes"].get<int64_t>(), int64_t{1} << (i % 40));
-    assert_int_equal(e["args"]["offset"].get<int64_t>(), -i);
     assert_string_equal(e["args"]["dtype"].get<std::string>().c_str(), i % 2 == 0 ? "f32" : "bf16");
+    if (i % 4 == 1) {  // recorded as a TimelineCollective
+      const Json& args = e["args"];
+      assert_int_equal(args.size(), i % 12 == 1 ? 10 : 9);
+      assert_int_equal(args["comm"].get<int>(), 3);
+      assert_string_equal(args["path"].get<std::string>().c_str(), "shm");
+      assert_string_equal(args["algorithm"].get<std::string>().c_str(), i % 8 == 1 ? "" : "shm_direct");
+      assert_int_equal(args["waiting_ns"].get<int64_t>(), i);
+      assert_int_equal(args["reducing_ns"].get<int64_t>(), int64_t{3} << (i % 50));
+      assert_int_equal(args["moving_ns"].get<int64_t>(), -i);
+      if (i % 12 == 1) assert_string_equal(args["status"].get<std::string>().c_str(), "TIMEOUT");
+      continue;
+    }
+    assert_int_equal(e["args"]["offset"].get<int64_t>(), -i);
     if (i % 1000 == 7) {
       assert_string_equal(e["args"]["detail"].get<std::string>().c_str(), "a \"quoted\"\nline");
     } else {
@@ -529,7 +544,7 @@ void check_known_events(const Json& trace, int count) {
 
 // A rank that dies leaves its spool (base/timeline_spool.h), not its trace:
 // dist-info converts it, whole or cut inside a record, and merge reads it in
-// the trace's place.
+// the trace's place. Both kinds of record: general events and collectives.
 void test_spool_left_by_a_dead_rank(void**) {
   TempDir dir;
   constexpr int kEvents = 5000;  // more than one batch for the writer thread
@@ -542,6 +557,25 @@ void test_spool_left_by_a_dead_rank(void**) {
     dist::Timeline timeline(path, owner);
     const uint32_t lane = timeline.lane("comm 0");
     for (int i = 0; i < kEvents; ++i) {
+      if (i % 4 == 1) {
+        dist::TimelineCollective c;
+        c.kind = i % 3 == 0 ? "broadcast" : "all_reduce";
+        c.dtype = i % 2 == 0 ? "f32" : "bf16";
+        c.path = "shm";
+        c.algorithm = i % 8 == 1 ? nullptr : "shm_direct";
+        c.status = i % 12 == 1 ? "TIMEOUT" : nullptr;
+        c.start_ns = 5000000000LL + (i % 2 == 0 ? i * 1500LL : -i * 700LL);
+        c.duration_ns = 250 + i;
+        c.lane = lane;
+        c.comm = 3;
+        c.seq = static_cast<uint64_t>(i);
+        c.bytes = uint64_t{1} << (i % 40);
+        c.waiting_ns = i;
+        c.reducing_ns = int64_t{3} << (i % 50);
+        c.moving_ns = -i;
+        timeline.record(c);
+        continue;
+      }
       dist::TimelineEvent e;
       e.name = i % 3 == 0 ? "broadcast" : "all_reduce";
       e.category = "collective";
@@ -550,7 +584,7 @@ void test_spool_left_by_a_dead_rank(void**) {
       e.lane = lane;
       e.add("seq", i).add("bytes", int64_t{1} << (i % 40)).add("offset", -i).add("dtype", i % 2 == 0 ? "f32" : "bf16");
       if (i % 1000 == 7) e.detail = "a \"quoted\"\nline";
-      timeline.record(std::move(e));
+      timeline.record(e);
     }
     timeline.flush();
     // What a rank killed now would leave.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/atomic_file.h"
 #include "base/json.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -16,9 +17,10 @@ namespace dist {
 
 namespace {
 
-// Events go to the writer in batches of this many; a recording thread waits
-// only when this many batches are already waiting.
-constexpr size_t kBatchEvents = 4096;
+// Records go to the writer in buffers of about this many bytes (a few
+// thousand events); a recording thread waits only when this many buffers
+// are already waiting.
+constexpr size_t kBufferBytes = 256 << 10;
 constexpr size_t kMostQueued = 8;
 
 }  // namespace
@@ -48,7 +50,7 @@ Timeline::Timeline(const std::string& path, const TimelineOwner& owner)
   }
   // An earlier run's trace would read as this one's until this one closes.
   std::remove(path.c_str());
-  buffer_.reserve(kBatchEvents);
+  buffer_.reserve(kBufferBytes + 4096);
   // What merge needs to place this file beside the others: the rank, its
   // host (ranks of one host share the steady clock) and both clocks at once.
   const ClockReading clocks = read_clocks();
@@ -63,12 +65,13 @@ Timeline::Timeline(const std::string& path, const TimelineOwner& owner)
                      {"os_pid", static_cast<int64_t>(getpid())},
                      {"steady_ns", clocks.steady_ns},
                      {"system_ns", clocks.system_ns}}}};
+  std::string header;
+  TimelineSpoolEncoder::begin(header, pid_);
+  encoder_.text(header, dump_json(process_name));
+  encoder_.text(header, dump_json(identity));
   {
     std::lock_guard<std::mutex> guard(file_mutex_);
-    TimelineSpoolEncoder::begin(spooled_, pid_);
-    encoder_.text(spooled_, dump_json(process_name));
-    encoder_.text(spooled_, dump_json(identity));
-    write_spooled_locked();
+    write_locked(header);
   }
   writer_ = std::thread([this] { writer_loop(); });
 }
@@ -89,30 +92,33 @@ Timeline::~Timeline() {
 }
 
 uint32_t Timeline::lane(const std::string& name) {
-  Json name_event, order_event;
-  uint32_t id = 0;
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    auto found = lanes_.find(name);
-    if (found != lanes_.end()) return found->second;
-    id = static_cast<uint32_t>(lanes_.size() + 1);
-    lanes_.emplace(name, id);
-    name_event = Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", pid_}, {"tid", id}, {"args", {{"name", name}}}};
-    order_event = Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", pid_}, {"tid", id},
-                       {"args", {{"sort_index", id}}}};
-  }
-  // Metadata may sit anywhere in the array: written at once, by the caller.
-  std::lock_guard<std::mutex> guard(file_mutex_);
-  encoder_.text(spooled_, dump_json(name_event));
-  encoder_.text(spooled_, dump_json(order_event));
-  write_spooled_locked();
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto found = lanes_.find(name);
+  if (found != lanes_.end()) return found->second;
+  const uint32_t id = static_cast<uint32_t>(lanes_.size() + 1);
+  lanes_.emplace(name, id);
+  encoder_.text(buffer_, dump_json(Json{{"name", "thread_name"}, {"ph", "M"}, {"pid", pid_}, {"tid", id},
+                                        {"args", {{"name", name}}}}));
+  encoder_.text(buffer_, dump_json(Json{{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", pid_}, {"tid", id},
+                                        {"args", {{"sort_index", id}}}}));
+  hand_over_if_full(lock);
   return id;
 }
 
-void Timeline::record(TimelineEvent&& event) {
+void Timeline::record(const TimelineEvent& event) {
   std::unique_lock<std::mutex> lock(mutex_);
-  buffer_.push_back(std::move(event));
-  if (buffer_.size() < kBatchEvents) return;
+  encoder_.event(buffer_, event);
+  hand_over_if_full(lock);
+}
+
+void Timeline::record(const TimelineCollective& collective) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  encoder_.collective(buffer_, collective);
+  hand_over_if_full(lock);
+}
+
+void Timeline::hand_over_if_full(std::unique_lock<std::mutex>& lock) {
+  if (buffer_.size() < kBufferBytes) return;
   written_.wait(lock, [this] { return queue_.size() < kMostQueued || stopping_; });
   hand_over_locked();
   lock.unlock();
@@ -122,8 +128,8 @@ void Timeline::record(TimelineEvent&& event) {
 void Timeline::hand_over_locked() {
   queue_.push_back(std::move(buffer_));
   if (free_.empty()) {
-    buffer_ = Batch();
-    buffer_.reserve(kBatchEvents);
+    buffer_ = std::string();
+    buffer_.reserve(kBufferBytes + 4096);
   } else {
     buffer_ = std::move(free_.back());
     free_.pop_back();
@@ -145,30 +151,25 @@ void Timeline::writer_loop() {
   for (;;) {
     wake_writer_.wait(lock, [this] { return !queue_.empty() || stopping_; });
     if (queue_.empty()) return;  // stopping, and everything is written
-    Batch batch = std::move(queue_.front());
+    std::string records = std::move(queue_.front());
     queue_.pop_front();
     writing_ = true;
     lock.unlock();
     {
       std::lock_guard<std::mutex> file_guard(file_mutex_);
-      write_batch_locked(batch);
+      write_locked(records);
     }
-    batch.clear();
+    records.clear();
     lock.lock();
     writing_ = false;
-    free_.push_back(std::move(batch));
+    free_.push_back(std::move(records));
     written_.notify_all();
   }
 }
 
-void Timeline::write_batch_locked(const Batch& batch) {
-  for (const TimelineEvent& e : batch) encoder_.event(spooled_, e);
-  write_spooled_locked();
-}
-
-void Timeline::write_spooled_locked() {
-  if (spool_ != nullptr && !spooled_.empty() &&
-      std::fwrite(spooled_.data(), 1, spooled_.size(), spool_) != spooled_.size()) {
+void Timeline::write_locked(const std::string& records) {
+  if (spool_ != nullptr && !records.empty() &&
+      std::fwrite(records.data(), 1, records.size(), spool_) != records.size()) {
     // The job goes on without its timeline rather than failing a call that
     // worked; the spool keeps what was written before.
     log_message(LogLevel::kWarn, "timeline: writing " + dist::quoted(spool_path_) + " failed (" +
@@ -176,34 +177,25 @@ void Timeline::write_spooled_locked() {
     std::fclose(spool_);
     spool_ = nullptr;
   }
-  spooled_.clear();
 }
 
 void Timeline::write_trace(const std::string& path, const std::string& spool_path) {
-  std::FILE* out = std::fopen(path.c_str(), "w");
-  bool written = false;
   std::string why;
-  if (out == nullptr) {
-    why = std::strerror(errno);
-  } else {
-    try {
-      convert_timeline_spool(spool_path, out);
-      written = true;
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    if (std::fclose(out) != 0 && written) {
-      written = false;
-      why = std::strerror(errno);
-    }
-  }
-  if (written) {
+  try {
+    // Whole or not at all: a crash while converting leaves the spool, not
+    // a trace cut short under the trace's name.
+    AtomicFile trace(path);
+    auto write = [&](const char* data, size_t size) { trace.write(data, size); };
+    convert_timeline_spool(spool_path, write);
+    trace.commit();
     std::remove(spool_path.c_str());
-  } else {
-    log_message(LogLevel::kWarn, "timeline: writing " + dist::quoted(path) + " failed (" + why +
-                                     "); its events stay in " + dist::quoted(spool_path) +
-                                     " for dist-info timeline to convert");
+    return;
+  } catch (const std::exception& e) {
+    why = e.what();
   }
+  log_message(LogLevel::kWarn, "timeline: writing " + dist::quoted(path) + " failed (" + why +
+                                   "); its events stay in " + dist::quoted(spool_path) +
+                                   " for dist-info timeline to convert");
 }
 
 TimelineSpan::TimelineSpan(Timeline* timeline, const char* name, const char* category, const std::string& lane)
@@ -220,7 +212,7 @@ void TimelineSpan::end() {
   event_.duration_ns = timeline_now_ns() - event_.start_ns;
   Timeline* timeline = timeline_;
   timeline_ = nullptr;
-  timeline->record(std::move(event_));
+  timeline->record(event_);
 }
 
 std::shared_ptr<Timeline> process_timeline() {

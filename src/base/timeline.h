@@ -6,9 +6,10 @@
 // `dist-info timeline merge` aligns those of other hosts.
 //
 // Recording is on when a context gets a timeline prefix (option or
-// DIST_TIMELINE); off, nothing here runs. Thread-safe; a thread of its own
-// writes the events to the timeline's spool (base/timeline_spool.h), which
-// becomes the JSON file when the timeline closes.
+// DIST_TIMELINE); off, nothing here runs. Thread-safe; a recorded event is
+// encoded as a record of the timeline's spool (base/timeline_spool.h) at
+// once, and a thread of its own writes full buffers of records to the
+// spool, which becomes the JSON file when the timeline closes.
 #pragma once
 
 #include <condition_variable>
@@ -60,10 +61,11 @@ class Timeline {
 
   // The lane called `name`, made (and named in the file) at first use.
   uint32_t lane(const std::string& name);
-  // Buffers the event; a full buffer goes to the writer thread, which
-  // spools it, so a recording thread never does. It waits only
-  // when the writer is several buffers behind (memory stays bounded).
-  void record(TimelineEvent&& event);
+  // Encodes the event into the buffer; a full buffer goes to the writer
+  // thread, so a recording thread never writes the file. It waits only when
+  // the writer is several buffers behind (memory stays bounded).
+  void record(const TimelineEvent& event);
+  void record(const TimelineCollective& collective);
   // Returns once every event recorded so far is in the spool.
   void flush();
   const std::string& path() const { return path_; }
@@ -72,33 +74,31 @@ class Timeline {
   static std::string path_for(const std::string& prefix, int rank);
 
  private:
-  using Batch = std::vector<TimelineEvent>;
+  // After a record: hands a full buffer_ over. Called with `lock` held.
+  void hand_over_if_full(std::unique_lock<std::mutex>& lock);
   // Hands buffer_ to the writer. Called with mutex_ held.
   void hand_over_locked();
   void writer_loop();
-  // Spools a batch. Called with file_mutex_ held.
-  void write_batch_locked(const Batch& batch);
-  // Writes spooled_ to the spool. Called with file_mutex_ held.
-  void write_spooled_locked();
+  // Writes `records` to the spool. Called with file_mutex_ held.
+  void write_locked(const std::string& records);
   // The trace at `path` from the spool, which is removed once it is.
   static void write_trace(const std::string& path, const std::string& spool_path);
 
   std::string path_;
   std::string spool_path_;
   int pid_ = 0;  // the trace's pid field: the rank, so that a merge keeps ranks apart
-  std::mutex mutex_;  // guards the buffers, the queue, the lanes and the writer's state
+  std::mutex mutex_;  // guards the encoder, the buffers, the queue, the lanes and the writer's state
   std::condition_variable wake_writer_;
-  std::condition_variable written_;  // a batch was written (or the writer stopped)
-  Batch buffer_;                     // being filled
-  std::deque<Batch> queue_;          // full, waiting for the writer
-  std::vector<Batch> free_;          // written, kept for their memory
-  bool writing_ = false;             // the writer holds a batch
+  std::condition_variable written_;  // a buffer was written (or the writer stopped)
+  TimelineSpoolEncoder encoder_;
+  std::string buffer_;               // records, being filled
+  std::deque<std::string> queue_;    // full, waiting for the writer
+  std::vector<std::string> free_;    // written, kept for their memory
+  bool writing_ = false;             // the writer holds a buffer
   bool stopping_ = false;
   std::map<std::string, uint32_t> lanes_;
-  std::mutex file_mutex_;  // guards the spool, its encoder and spooled_
+  std::mutex file_mutex_;  // guards the spool
   std::FILE* spool_ = nullptr;
-  TimelineSpoolEncoder encoder_;
-  std::string spooled_;  // records on their way to the spool, kept for its memory
   std::thread writer_;
 };
 

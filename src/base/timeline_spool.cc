@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -15,7 +17,7 @@ namespace dist {
 namespace {
 
 constexpr char kMagic[8] = {'D', 'I', 'S', 'T', 'T', 'L', 'S', '1'};
-enum RecordType : uint8_t { kText = 1, kString = 2, kEvent = 3 };
+enum RecordType : uint8_t { kText = 1, kString = 2, kEvent = 3, kCollective = 4 };
 // An event's flags byte: the argument count, and this bit when it has detail.
 constexpr uint8_t kHasDetail = 0x80;
 
@@ -152,10 +154,13 @@ class SpoolReader {
                    " bytes (the file is damaged)");
     }
     text.resize(length);
+    return bytes(text.data(), length);
+  }
+  bool bytes(void* to, size_t length) {
     for (size_t done = 0; done < length;) {
       if (at_ == end_ && !refill()) return false;
       const size_t n = std::min(end_ - at_, length - done);
-      std::memcpy(&text[done], &buffer_[at_], n);
+      std::memcpy(static_cast<char*>(to) + done, &buffer_[at_], n);
       at_ += n;
       done += n;
     }
@@ -175,33 +180,37 @@ class SpoolReader {
   size_t at_ = 0, end_ = 0;
 };
 
-// An event as the spool holds it, its names as ids.
+// An event read from the spool, its names looked up (they point into the
+// conversion's table of names, or are the collective's fixed keys).
 struct SpooledEvent {
-  uint32_t name = 0, category = 0, lane = 0;
+  const std::string* name = nullptr;
+  const std::string* category = nullptr;
+  uint32_t lane = 0;
   int64_t start_ns = 0, duration_ns = 0;
   int arg_count = 0;
   struct Arg {
-    uint32_t key = 0, text = 0;  // text 0: the argument is `number`
+    const std::string* key = nullptr;
+    const std::string* text = nullptr;  // null: the argument is `number`
     int64_t number = 0;
   } args[TimelineEvent::kMaxArgs];
   std::string detail;
+
+  void add(const std::string& key, int64_t number) { args[arg_count++] = Arg{&key, nullptr, number}; }
+  void add(const std::string& key, const std::string& text) { args[arg_count++] = Arg{&key, &text, 0}; }
 };
 
-// Appends `e` as one trace event object; `name_of` turns an id into its name.
-template <typename NameOf>
-void format_event(EventWriter& json, int32_t pid, const SpooledEvent& e, const NameOf& name_of) {
-  const std::string& name = name_of(e.name);
-  const std::string& category = name_of(e.category);
-  size_t bound = 160 + name.size() + category.size();
+// Appends `e` as one trace event object.
+void format_event(EventWriter& json, int32_t pid, const SpooledEvent& e) {
+  size_t bound = 160 + e.name->size() + e.category->size();
   for (int i = 0; i < e.arg_count; ++i) {
-    bound += 32 + name_of(e.args[i].key).size() + (e.args[i].text != 0 ? name_of(e.args[i].text).size() : 0);
+    bound += 32 + e.args[i].key->size() + (e.args[i].text != nullptr ? e.args[i].text->size() : 0);
   }
   const std::string detail = e.detail.empty() ? std::string() : dump_json(Json(e.detail));
   json.reserve(bound + detail.size() + 16);
   json.literal("{\"name\":\"");
-  json.plain(name);
+  json.plain(*e.name);
   json.literal("\",\"cat\":\"");
-  json.plain(category);
+  json.plain(*e.category);
   json.literal("\",\"ph\":\"X\",\"pid\":");
   json.integer(pid);
   json.literal(",\"tid\":");
@@ -214,11 +223,11 @@ void format_event(EventWriter& json, int32_t pid, const SpooledEvent& e, const N
   for (int i = 0; i < e.arg_count; ++i) {
     if (i > 0) json.character(',');
     json.character('"');
-    json.plain(name_of(e.args[i].key));
+    json.plain(*e.args[i].key);
     json.literal("\":");
-    if (e.args[i].text != 0) {
+    if (e.args[i].text != nullptr) {
       json.character('"');
-      json.plain(name_of(e.args[i].text));
+      json.plain(*e.args[i].text);
       json.character('"');
     } else {
       json.integer(e.args[i].number);
@@ -231,6 +240,15 @@ void format_event(EventWriter& json, int32_t pid, const SpooledEvent& e, const N
   }
   json.literal("}}");
 }
+
+// What a collective record's event holds besides its fields.
+struct CollectiveNames {
+  const std::string category = "collective";
+  const std::string none;
+  const std::string comm = "comm", seq = "seq", dtype = "dtype", bytes = "bytes", path = "path",
+                    algorithm = "algorithm", waiting = "waiting_ns", reducing = "reducing_ns",
+                    moving = "moving_ns", status = "status";
+};
 
 struct FileCloser {
   void operator()(std::FILE* file) const { std::fclose(file); }
@@ -262,21 +280,22 @@ uint32_t TimelineSpoolEncoder::intern(std::string& out, const char* name) {
   return found->second;
 }
 
-void TimelineSpoolEncoder::event(std::string& out, const TimelineEvent& e) {
-  // Names first: a string record must precede the event that uses it.
+uint32_t TimelineSpoolEncoder::id_at(std::string& out, Remembered& place, const char* name) {
   // Events of one kind come in runs with the same names in the same
   // places: each place remembers its last name, and only a new one is looked up.
-  auto id_at = [&](Remembered& place, const char* name) {
-    if (place.name != name) place = Remembered{name, intern(out, name)};
-    return place.id;
-  };
+  if (place.name != name) place = Remembered{name, intern(out, name)};
+  return place.id;
+}
+
+void TimelineSpoolEncoder::event(std::string& out, const TimelineEvent& e) {
+  // Names first: a string record must precede the event that uses it.
   uint32_t keys[TimelineEvent::kMaxArgs];
   uint32_t texts[TimelineEvent::kMaxArgs];
-  const uint32_t name = id_at(last_name_, e.name);
-  const uint32_t category = id_at(last_category_, e.category);
+  const uint32_t name = id_at(out, last_name_, e.name);
+  const uint32_t category = id_at(out, last_category_, e.category);
   for (int i = 0; i < e.arg_count; ++i) {
-    keys[i] = id_at(last_keys_[i], e.args[i].key);
-    texts[i] = e.args[i].text == nullptr ? 0 : id_at(last_texts_[i], e.args[i].text);
+    keys[i] = id_at(out, last_keys_[i], e.args[i].key);
+    texts[i] = e.args[i].text == nullptr ? 0 : id_at(out, last_texts_[i], e.args[i].text);
   }
   RecordBytes record;
   record.byte(kEvent);
@@ -297,7 +316,28 @@ void TimelineSpoolEncoder::event(std::string& out, const TimelineEvent& e) {
   if (!e.detail.empty()) put_text(out, e.detail.data(), e.detail.size());
 }
 
-SpoolConversion convert_timeline_spool(const std::string& spool_path, std::FILE* out) {
+void TimelineSpoolEncoder::collective(std::string& out, const TimelineCollective& c) {
+  SpooledCollective record;
+  record.kind = id_at(out, last_kind_, c.kind);
+  record.dtype = id_at(out, last_dtype_, c.dtype);
+  record.path = id_at(out, last_path_, c.path);
+  record.algorithm = id_at(out, last_algorithm_, c.algorithm);
+  record.status = id_at(out, last_status_, c.status);
+  record.reserved = 0;
+  record.start_ns = c.start_ns;
+  record.duration_ns = c.duration_ns;
+  record.seq = c.seq;
+  record.bytes = c.bytes;
+  record.waiting_ns = c.waiting_ns;
+  record.reducing_ns = c.reducing_ns;
+  record.moving_ns = c.moving_ns;
+  record.lane = c.lane;
+  record.comm = c.comm;
+  out.push_back(static_cast<char>(kCollective));
+  out.append(reinterpret_cast<const char*>(&record), sizeof record);
+}
+
+SpoolConversion convert_timeline_spool(const std::string& spool_path, TraceSink write) {
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(spool_path.c_str(), "rb"));
   if (file == nullptr) {
     fail_invalid("timeline spool: cannot read " + dist::quoted(spool_path) + ": " + std::strerror(errno));
@@ -312,7 +352,9 @@ SpoolConversion convert_timeline_spool(const std::string& spool_path, std::FILE*
     fail_invalid("timeline spool " + dist::quoted(spool_path) + ": " + what + " (the file is damaged)");
   };
   SpoolReader in(file.get(), spool_path);
-  std::vector<std::string> strings(1);  // id 0: none
+  // A deque: the names an event points to stay where they are as more come.
+  std::deque<std::string> strings(1);  // id 0: none
+  const CollectiveNames fixed;
   auto string_of = [&](uint32_t id) -> const std::string& {
     if (id == 0 || id >= strings.size()) damaged("string " + std::to_string(id) + " is used before it is named");
     return strings[id];
@@ -328,10 +370,7 @@ SpoolConversion convert_timeline_spool(const std::string& spool_path, std::FILE*
   };
   auto drain = [&](bool always) {
     if (!always && json.used() < (1u << 20)) return;
-    if (std::fwrite(text.data(), 1, json.used(), out) != json.used()) {
-      fail_invalid("timeline spool: writing the trace of " + dist::quoted(spool_path) + " failed: " +
-                   std::strerror(errno));
-    }
+    write(text.data(), json.used());
     json.clear();
   };
   json.reserve(2);
@@ -358,23 +397,57 @@ SpoolConversion convert_timeline_spool(const std::string& spool_path, std::FILE*
     } else if (type == kEvent) {
       SpooledEvent e;
       uint8_t flags = 0;
+      uint32_t name = 0, category = 0;
       int64_t start_change = 0;
-      whole = in.byte(flags) && in.id(e.name) && in.id(e.category) && in.id(e.lane) && in.signed_varint(start_change) &&
+      whole = in.byte(flags) && in.id(name) && in.id(category) && in.id(e.lane) && in.signed_varint(start_change) &&
               in.signed_varint(e.duration_ns);
-      e.arg_count = flags & ~kHasDetail;
-      if (whole && e.arg_count > TimelineEvent::kMaxArgs) {
-        damaged("an event with " + std::to_string(e.arg_count) + " arguments");
+      const int arg_count = flags & ~kHasDetail;
+      if (whole && arg_count > TimelineEvent::kMaxArgs) {
+        damaged("an event with " + std::to_string(arg_count) + " arguments");
       }
-      for (int i = 0; whole && i < e.arg_count; ++i) {
-        SpooledEvent::Arg& arg = e.args[i];
-        whole = in.id(arg.key) && in.id(arg.text) && (arg.text != 0 || in.signed_varint(arg.number));
+      for (int i = 0; whole && i < arg_count; ++i) {
+        uint32_t key = 0, text = 0;
+        int64_t number = 0;
+        whole = in.id(key) && in.id(text) && (text != 0 || in.signed_varint(number));
+        if (!whole) break;
+        if (text != 0) {
+          e.add(string_of(key), string_of(text));
+        } else {
+          e.add(string_of(key), number);
+        }
       }
       if (whole && (flags & kHasDetail) != 0) whole = in.text(e.detail);
-      e.start_ns = last_start_ns + start_change;
-      last_start_ns = e.start_ns;
       if (whole) {
+        e.name = &string_of(name);
+        e.category = &string_of(category);
+        e.start_ns = last_start_ns + start_change;
+        last_start_ns = e.start_ns;
         separate();
-        format_event(json, pid, e, string_of);
+        format_event(json, pid, e);
+        ++conversion.events;
+      }
+    } else if (type == kCollective) {
+      SpooledCollective c;
+      whole = in.bytes(&c, sizeof c);
+      if (whole) {
+        SpooledEvent e;
+        e.name = &string_of(c.kind);
+        e.category = &fixed.category;
+        e.lane = c.lane;
+        e.start_ns = c.start_ns;
+        e.duration_ns = c.duration_ns;
+        e.add(fixed.comm, static_cast<int64_t>(c.comm));
+        e.add(fixed.seq, static_cast<int64_t>(c.seq));
+        e.add(fixed.dtype, string_of(c.dtype));
+        e.add(fixed.bytes, static_cast<int64_t>(c.bytes));
+        e.add(fixed.path, string_of(c.path));
+        e.add(fixed.algorithm, c.algorithm == 0 ? fixed.none : string_of(c.algorithm));
+        e.add(fixed.waiting, c.waiting_ns);
+        e.add(fixed.reducing, c.reducing_ns);
+        e.add(fixed.moving, c.moving_ns);
+        if (c.status != 0) e.add(fixed.status, string_of(c.status));
+        separate();
+        format_event(json, pid, e);
         ++conversion.events;
       }
     } else {

@@ -1,9 +1,10 @@
-// A timeline's spool: the compact binary file its writer thread appends
-// events to while the job runs, and the one place that turns it into the
-// Chrome-trace JSON. Formatting JSON as events arrive cost more CPU than an
-// 8-byte collective on a host whose cores the ranks already fill; a spool
-// record is a few dozen bytes copied as they are, and the names in it
-// (static strings from the library's tables) are written once each.
+// A timeline's spool: the compact binary file a timeline's events go to while
+// the job runs (encoded by the recording thread, written by the timeline's
+// writer thread), and the one place that turns it into the Chrome-trace
+// JSON. Formatting JSON as events arrive cost more CPU than an 8-byte
+// collective on a host whose cores the ranks already fill; a spool record is
+// a few dozen bytes, and the names in it (static strings from the library's
+// tables) are written once each.
 //
 // The JSON is made when the timeline closes. A rank that dies first leaves
 // its spool, which `dist-info timeline` converts: every whole record before
@@ -18,21 +19,32 @@
 //   event:  flags (argument count, 0x80 with detail), name, category, lane,
 //           start (change from the previous event's), duration, per argument
 //           key, text id (0: a number follows), number; then the detail text
+//   collective: SpooledCollective's bytes as they are (host byte order):
+//           every traced call makes one, and copying is cheaper than encoding
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <unordered_map>
 
+#include "base/function_ref.h"
 #include "base/timeline_event.h"
 
 namespace dist {
 
-
 // "<timeline path>.spool": where a timeline's events wait for its close.
 constexpr char kTimelineSpoolSuffix[] = ".spool";
 inline std::string timeline_spool_path(const std::string& timeline_path) { return timeline_path + kTimelineSpoolSuffix; }
+
+// A collective record's fields (after its type byte), names as ids.
+struct SpooledCollective {
+  int64_t start_ns, duration_ns;
+  uint64_t seq, bytes;
+  int64_t waiting_ns, reducing_ns, moving_ns;
+  uint32_t kind, lane, comm, dtype, path, algorithm, status, reserved;
+};
+static_assert(sizeof(SpooledCollective) == 88, "a collective record has no padding");
 
 // Appends records to a byte buffer that its owner writes to the spool.
 // Remembers which names it has written, so one instance per spool.
@@ -43,6 +55,7 @@ class TimelineSpoolEncoder {
   // One JSON object, copied into the trace unchanged.
   void text(std::string& out, const std::string& json_object);
   void event(std::string& out, const TimelineEvent& event);
+  void collective(std::string& out, const TimelineCollective& collective);
 
  private:
   uint32_t intern(std::string& out, const char* name);
@@ -50,9 +63,13 @@ class TimelineSpoolEncoder {
     const char* name = nullptr;
     uint32_t id = 0;
   };
+  // The id of `name` (0 for null) in one place of a record.
+  uint32_t id_at(std::string& out, Remembered& place, const char* name);
   // By place in an event: its name, category, argument keys and texts.
   Remembered last_name_, last_category_;
   Remembered last_keys_[TimelineEvent::kMaxArgs], last_texts_[TimelineEvent::kMaxArgs];
+  // By field of a collective.
+  Remembered last_kind_, last_dtype_, last_path_, last_algorithm_, last_status_;
   std::unordered_map<const char*, uint32_t> ids_;
   int64_t last_start_ns_ = 0;  // events carry their start as the change from it
 };
@@ -62,9 +79,13 @@ struct SpoolConversion {
   bool cut_short = false;  // the spool ended inside a record (its writer died)
 };
 
-// Writes the trace the spool at `spool_path` holds, as one JSON array, to
-// `out`. kInvalidArgument naming the file when it cannot be read or is not a
+// Where a conversion's JSON goes, a piece (of up to about 1 MiB) at a time;
+// it throws when it cannot take it.
+using TraceSink = FunctionRef<void(const char* data, size_t size)>;
+
+// Gives the trace the spool at `spool_path` holds, as one JSON array, to
+// `write`. kInvalidArgument naming the file when it cannot be read or is not a
 // spool; a spool cut short gives the events before the cut.
-SpoolConversion convert_timeline_spool(const std::string& spool_path, std::FILE* out);
+SpoolConversion convert_timeline_spool(const std::string& spool_path, TraceSink write);
 
 }  // namespace dist

@@ -26,6 +26,7 @@ CallTrace::CallTrace(const CallTraceTarget& target, const CollectiveCall& call, 
     if (target.timeline != nullptr) {
       phases_.emplace(steady_ns(start_));
       set_current_call_phases(&*phases_);
+      phases_current_ = true;
     }
   }
   target.recorder->begin(seq, call.signature, timed() ? steady_ns(start_) : 0);
@@ -34,7 +35,9 @@ CallTrace::CallTrace(const CallTraceTarget& target, const CollectiveCall& call, 
 void CallTrace::refuse(Status status) { target_.recorder->end(seq_, status, Path::kSelf, nullptr, 0); }
 
 CallTrace::~CallTrace() {
-  if (phases_) set_current_call_phases(nullptr);
+  // A call that ended without finish() (an exception) leaves no stale phases
+  // behind; finish() has cleared them already (a thread-local access each).
+  if (phases_current_) set_current_call_phases(nullptr);
 }
 
 void CallTrace::finish(Status status, Path path, const char* algorithm) {
@@ -45,26 +48,26 @@ void CallTrace::finish(Status status, Path path, const char* algorithm) {
                         timed() ? std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count() : -1);
   if (!phases_) return;
   set_current_call_phases(nullptr);
+  phases_current_ = false;
   const int64_t start_ns = steady_ns(start_), end_ns = steady_ns(end);
   phases_->finish(end_ns);
   const CallSignature& s = call_.signature;
-  TimelineEvent event;
-  event.name = name(s.kind);
-  event.category = "collective";
+  TimelineCollective event;
+  event.kind = name(s.kind);
+  event.dtype = name(s.dtype);
+  event.path = name(path);
+  event.algorithm = algorithm;
+  if (status != Status::kOk) event.status = status_name(status);
   event.start_ns = start_ns;
   event.duration_ns = end_ns - start_ns;
   event.lane = target_.lane;
-  event.add("comm", target_.comm_id)
-      .add("seq", static_cast<int64_t>(seq_))
-      .add("dtype", name(s.dtype))
-      .add("bytes", static_cast<int64_t>(bytes))
-      .add("path", name(path))
-      .add("algorithm", algorithm)
-      .add("waiting_ns", phases_->total_ns(CallPhase::kWaiting))
-      .add("reducing_ns", phases_->total_ns(CallPhase::kReducing))
-      .add("moving_ns", phases_->total_ns(CallPhase::kMoving));
-  if (status != Status::kOk) event.add("status", status_name(status));
-  target_.timeline->record(std::move(event));
+  event.comm = target_.comm_id;
+  event.seq = seq_;
+  event.bytes = bytes;
+  event.waiting_ns = phases_->total_ns(CallPhase::kWaiting);
+  event.reducing_ns = phases_->total_ns(CallPhase::kReducing);
+  event.moving_ns = phases_->total_ns(CallPhase::kMoving);
+  target_.timeline->record(event);
   // A short call's phases are its arguments alone: spans of a few
   // microseconds each would cost more to write than the call took.
   if (end_ns - start_ns < kPhaseSpansMinNs) return;
@@ -76,7 +79,7 @@ void CallTrace::finish(Status status, Path path, const char* algorithm) {
     phase.duration_ns = interval.end_ns - interval.start_ns;
     phase.lane = target_.lane;
     phase.add("seq", static_cast<int64_t>(seq_));
-    target_.timeline->record(std::move(phase));
+    target_.timeline->record(phase);
   }
 }
 

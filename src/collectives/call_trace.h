@@ -51,6 +51,7 @@ class CallTrace {
   uint64_t seq_;
   std::chrono::steady_clock::time_point start_{};
   std::optional<CallPhases> phases_;
+  bool phases_current_ = false;  // phases_ is this thread's current call's
 };
 
 }  // namespace dist

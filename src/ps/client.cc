@@ -256,7 +256,7 @@ void PsClient::record(const std::vector<PsRequestPtr>& requests) {
     // Text outlives the client only as a copy: the server's name, and why it failed.
     event.detail = options_.servers[static_cast<size_t>(request->server_)].name;
     if (call.status != Status::kOk) event.detail += ": " + call.error;
-    timeline.record(std::move(event));
+    timeline.record(event);
   }
 }
 

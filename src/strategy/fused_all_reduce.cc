@@ -201,7 +201,7 @@ class FusionPipeline {
         .add("bytes", static_cast<int64_t>(bucket.count * size_of(bucket.dtype)))
         .add("segments", static_cast<int64_t>(bucket.segments.size()))
         .add("packed", bucket.storage != nullptr ? 1 : 0);
-    timeline->record(std::move(event));
+    timeline->record(event);
   }
 
   void finish_oldest() {

@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/json.h"
 #include "base/status.h"
 #include "base/timeline_spool.h"
 #include "commands.h"
-#include "base/atomic_file.h"
 
 namespace dist::info {
 
@@ -48,26 +48,13 @@ bool is_spool(const std::string& path) {
 
 // A spool's trace, as its rank would have written it.
 std::string trace_of_spool(const std::string& path) {
-  char* data = nullptr;
-  size_t size = 0;
-  std::FILE* memory = open_memstream(&data, &size);
-  if (memory == nullptr) fail_invalid("timeline: no memory to convert " + dist::quoted(path));
   std::string text;
-  try {
-    const SpoolConversion conversion = convert_timeline_spool(path, memory);
-    std::fclose(memory);
-    memory = nullptr;
-    text.assign(data, size);
-    if (conversion.cut_short) {
-      std::fprintf(stderr, "dist-info: %s ends inside a record (its rank stopped while writing); %zu whole events read\n",
-                   path.c_str(), conversion.events);
-    }
-  } catch (...) {
-    if (memory != nullptr) std::fclose(memory);
-    std::free(data);
-    throw;
+  auto append = [&](const char* data, size_t size) { text.append(data, size); };
+  const SpoolConversion conversion = convert_timeline_spool(path, append);
+  if (conversion.cut_short) {
+    std::fprintf(stderr, "dist-info: %s ends inside a record (its rank stopped while writing); %zu whole events read\n",
+                 path.c_str(), conversion.events);
   }
-  std::free(data);
   return text;
 }
 
@@ -217,13 +204,6 @@ FilesAndOutput files_and_output(const Args& args, const std::string& command) {
   return parsed;
 }
 
-// Whole or not at all, as checkpoints are written.
-void write_whole(const std::string& path, const std::string& text) {
-  AtomicFile file(path);
-  file.write(text.data(), text.size());
-  file.commit();
-}
-
 int merge(const Args& args) {
   FilesAndOutput parsed = files_and_output(args, "merge");
   std::vector<std::string>& inputs = parsed.files;
@@ -270,7 +250,7 @@ int merge(const Args& args) {
   }
   merged.push_back({{"name", "libdistribute merge"}, {"ph", "M"}, {"pid", reference.rank}, {"tid", 0},
                     {"args", {{"ranks", alignment}}}});
-  write_whole(output, dump_json(merged) + "\n");
+  write_file_atomically(output, dump_json(merged) + "\n");
   std::printf("%s: %zu ranks on %zu host%s\n", output.c_str(), ranks.size(), hosts.size(), hosts.size() == 1 ? "" : "s");
   for (const Json& a : alignment) {
     std::printf("  rank %d %s: %+.3f us (%s)\n", a["rank"].get<int>(), a["file"].get<std::string>().c_str(),
@@ -292,7 +272,7 @@ int convert(const Args& args) {
     if (!is_spool(spool)) fail_invalid("timeline convert: --output is needed when the spool's name does not end in .spool");
     output = spool.substr(0, spool.size() - std::strlen(kTimelineSpoolSuffix));
   }
-  write_whole(output, trace_of_spool(spool));
+  write_file_atomically(output, trace_of_spool(spool));
   std::printf("%s: the trace of %s\n", output.c_str(), spool.c_str());
   return 0;
 }
