@@ -777,7 +777,7 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
  * is `bytes` bytes (the input of all_reduce/reduce/broadcast/all_gather, each rank's
  * result of reduce_scatter, one block of all_to_all), given its path, rank count and
  * configuration: "shm_direct", "shm_read_write", "shm_split", "shm_split_single_copy",
- * "shm_single_copy", "shm_streamed", "shm" (the other shared-memory collectives), "ring",
+ * "shm_single_copy", "shm" (the other shared-memory collectives), "ring",
  * "rabenseifner", "recursive_doubling", "reduce_binomial", "broadcast_binomial",
  * "broadcast_scatter_allgather", "allgather_ring", "reduce_scatter_ring",
  * "alltoall_pairwise", "barrier_dissemination", or "self" (one rank): a row's
@@ -792,9 +792,7 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
  * its reduced slice into the others' results), named for a call into a
  * separate result, where it runs to 16 MiB; in place it runs to 64 MiB (with
  * more ranks than cores: 4 and 16 MiB); "shm_single_copy" is all_gather and
- * all_to_all out of place for blocks from 32 KiB to a few MiB. "shm_streamed"
- * is broadcast from 64 KiB to 2 MiB with a core for every rank: the root writes
- * its slots with non-temporal stores. */
+ * all_to_all out of place for blocks from 32 KiB to a few MiB. */
 typedef int32_t dist_collective_t;
 #define DIST_COLLECTIVE_ALL_REDUCE     0
 #define DIST_COLLECTIVE_REDUCE         1

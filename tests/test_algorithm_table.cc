@@ -154,8 +154,6 @@ void test_shared_memory_selection_is_pinned(void**) {
         const size_t most = s.in_place ? (s.shares_cores ? 16u << 20 : 64u << 20) : (s.shares_cores ? 4u << 20 : 16u << 20);
         return s.single_copy && s.bytes >= 256 * 1024 && s.bytes <= most ? "shm_split_single_copy" : "shm_split";
       }
-      case CollectiveKind::kBroadcast:
-        return !s.shares_cores && s.bytes >= 64 * 1024 && s.bytes <= (2u << 20) ? "shm_streamed" : "shm";
       case CollectiveKind::kAllGather:
         return single_copy && s.bytes <= (16u << 20) ? "shm_single_copy" : "shm";
       case CollectiveKind::kAllToAll:

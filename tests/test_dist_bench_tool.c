@@ -33,7 +33,7 @@ static const char* const kHeader = "impl,variant,nprocs,bytes,iters,median_us,al
 
 /* What dist_comm_algorithm may name (include/c_api.h). */
 static const char* const kAlgorithms[] = {
-    "shm_direct", "shm_read_write", "shm_split", "shm_split_single_copy", "shm_single_copy", "shm_streamed", "shm", "ring", "rabenseifner",
+    "shm_direct", "shm_read_write", "shm_split", "shm_split_single_copy", "shm_single_copy", "shm", "ring", "rabenseifner",
     "recursive_doubling", "reduce_binomial", "broadcast_binomial", "broadcast_scatter_allgather",
     "allgather_ring", "reduce_scatter_ring", "alltoall_pairwise", "barrier_dissemination", "self", NULL};
 

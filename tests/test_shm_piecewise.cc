@@ -359,7 +359,7 @@ void run_small_and_large_steps(int n) {
       const int root = n - 1;
       std::vector<double> buffer = input;
       call(dist::CollectiveKind::kBroadcast, count, root);
-      dist::shm_broadcast(group, buffer.data(), count, DType::F64, root, false);
+      dist::shm_broadcast(group, buffer.data(), count, DType::F64, root);
       for (size_t i = 0; i < count; ++i) expect("broadcast", count, i, buffer[i], input_value(root, i));
       std::vector<double> gathered(count * static_cast<size_t>(n), -1);
       call(dist::CollectiveKind::kAllGather, count, -1);

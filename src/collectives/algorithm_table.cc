@@ -129,12 +129,11 @@ const AlgorithmRow kReduce[] = {
 };
 
 const AlgorithmRow kBroadcast[] = {
-    {Algorithm::kShmBroadcastStreamed, "shm_streamed", kShm,
-     "the root writes each chunk once with non-temporal stores; the others copy it out", streams_broadcast, nullptr,
-     0, [](const AlgorithmRun& r) { shm_broadcast(*r.group, r.call.recv, count_of(r), dtype_of(r), root_of(r), true); }},
-    {Algorithm::kShmBroadcast, "shm", kShm, "the root writes each chunk once; the others copy it out", always,
-     nullptr, 0,
-     [](const AlgorithmRun& r) { shm_broadcast(*r.group, r.call.recv, count_of(r), dtype_of(r), root_of(r), false); }},
+    {Algorithm::kShmBroadcast, "shm", kShm,
+     "the root writes each chunk once (from 64 KiB with the stores its recent calls found faster); the others copy "
+     "it out",
+     always, nullptr, 0,
+     [](const AlgorithmRun& r) { shm_broadcast(*r.group, r.call.recv, count_of(r), dtype_of(r), root_of(r)); }},
     {Algorithm::kHierBroadcastRails, "hier_broadcast_rails", kHier,
      "the root's host shares the message; each rail carries a block of it to the other hosts, which gather them",
      [](const Selection& s) { return s.even_hosts && s.bytes >= kHierarchicalRailsMinBroadcastBytes; }, nullptr, 0,
@@ -310,10 +309,6 @@ bool takes_single_copy(const Selection& s, CollectiveKind kind) {
     default:
       return false;
   }
-}
-
-bool streams_broadcast(const Selection& s) {
-  return !s.shares_cores && s.bytes >= kStreamedBroadcastMinBytes && s.bytes <= kStreamedBroadcastMaxBytes;
 }
 
 bool takes_read_write(const Selection& s) {

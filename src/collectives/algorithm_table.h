@@ -39,7 +39,6 @@ enum class Algorithm {
   kShmAllReduceSplitSingleCopy,
   kShmAllReduceSplit,
   kShmReduce,
-  kShmBroadcastStreamed,
   kShmBroadcast,
   kShmAllGatherSingleCopy,
   kShmAllGather,
@@ -137,9 +136,6 @@ const char* name(Algorithm algorithm);
 // all-reduce reads the peers' inputs and writes their results, and whether the
 // split all-reduce writes into the peers' results (algorithm_thresholds.h).
 bool takes_single_copy(const Selection& selection, CollectiveKind kind);
-// Whether a shared-memory broadcast of selection.bytes writes its slots with
-// non-temporal stores (shm_streamed).
-bool streams_broadcast(const Selection& selection);
 bool takes_read_write(const Selection& selection);
 bool takes_split_write(const Selection& selection);
 

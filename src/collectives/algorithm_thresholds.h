@@ -65,8 +65,10 @@ inline constexpr size_t kSingleCopyMinBlockBytes = 32 * 1024;
 inline constexpr size_t kSingleCopyMinBytesSharedCores = 128 * 1024;
 inline constexpr size_t kSingleCopyMaxBytes = 16 * 1024 * 1024;
 
-// Broadcasts of these sizes write the root's chunks into its slot with
-// non-temporal stores (shm_streamed). In the slow mode an ordinary store to
+// From these sizes a broadcast's root writes its chunks into its slot with
+// ordinary or non-temporal stores, whichever its recent calls of the size
+// found faster (shm/store_choice.h), because neither wins in both of this
+// machine's modes. In the slow mode an ordinary store to
 // a line the other core has just read runs at 4-6 GB/s (13-15 in the fast
 // mode), a non-temporal one at 9-18 in both, and the readers then read from
 // memory at 13-16 GB/s in both modes instead of 25-35 (fast) or 11-13 (slow)
@@ -74,12 +76,18 @@ inline constexpr size_t kSingleCopyMaxBytes = 16 * 1024 * 1024;
 // 64 KiB 5.2-6.9 us streamed, against 5.2-6.8 (fast) and 14-17 (slow)
 // through plain slots and 8.5-12.6 for the single copy the root's buffer was
 // read with before; 256 KiB 19-27 against 13-15 / 45-62 and 27-35; 1 MiB
-// 76-105 against 54-58 / 180-223 and 97-149. From 2 MiB it trades the fast
-// mode for the slow one (2 MiB 161-212 against 96-118 / 400-470 us; 16 MiB
-// 1.7-2.9 against 1.7-2.0 / 3.7-4.1 ms) and below 64 KiB it loses in the
-// fast mode (32 KiB 3.0-4.1 against 1.6-3.2 us), so both keep plain slots.
-inline constexpr size_t kStreamedBroadcastMinBytes = 64 * 1024;
-inline constexpr size_t kStreamedBroadcastMaxBytes = 2 * 1024 * 1024;
+// 76-105 against 54-58 / 180-223 and 97-149; 2 MiB 161-212 against 96-118 /
+// 400-470 us; 16 MiB 1.7-2.9 against 1.7-2.0 / 3.7-4.1 ms. Below 64 KiB the
+// streamed stores lose in the fast mode (32 KiB 3.0-4.1 against 1.6-3.2 us)
+// and gain little in the slow one, so those keep ordinary stores.
+inline constexpr size_t kChosenStoresMinBytes = 64 * 1024;
+
+// From this size the split all-reduce's ranks copy their inputs into their
+// slots with the stores their recent calls found faster, for the same
+// reason: non-temporal copies in took 1 MiB 161-165 us against 107-111 in the
+// fast mode, and 125-172 against 222-242 in the slow one (4 and 16 MiB the
+// same trade); at 256 KiB a call is about 40 us, long enough for the trials.
+inline constexpr size_t kChosenCopyInStoresMinBytes = 256 * 1024;
 
 // The split all-reduce writes each reduced slice straight into the peers'
 // results (shm_allreduce_split_write), when the group can, for messages of

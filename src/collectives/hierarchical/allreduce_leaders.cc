@@ -18,8 +18,7 @@ void hier_allreduce_leaders(Hierarchy& h, const CollectiveCall& call) {
     if (s.op == ReduceOp::MEAN) finalize_mean(call.recv, count, s.dtype, h.size());
   }
   h.in_host([&](ShmGroup& group) {
-    const bool streamed = streams_broadcast(shm_selection(group, bytes, true));
-    shm_broadcast(group, call.recv, count, s.dtype, 0, streamed);
+    shm_broadcast(group, call.recv, count, s.dtype, 0);
   });
 }
 

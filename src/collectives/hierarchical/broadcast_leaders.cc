@@ -16,8 +16,7 @@ void hier_broadcast_leaders(Hierarchy& h, const CollectiveCall& call) {
     h.across(view, part_call(s, CollectiveKind::kBroadcast, count, call.recv, call.recv, s.op, root_host));
   }
   h.in_host([&](ShmGroup& group) {
-    const bool streamed = streams_broadcast(shm_selection(group, count * size_of(s.dtype), true));
-    shm_broadcast(group, call.recv, count, s.dtype, h.local_rank_of(speaker), streamed);
+    shm_broadcast(group, call.recv, count, s.dtype, h.local_rank_of(speaker));
   });
 }
 

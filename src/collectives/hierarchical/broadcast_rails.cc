@@ -20,8 +20,7 @@ void hier_broadcast_rails(Hierarchy& h, const CollectiveCall& call) {
   auto* data = static_cast<unsigned char*>(call.recv);
   if (h.host() == root_host) {
     h.in_host([&](ShmGroup& group) {
-      const bool streamed = streams_broadcast(shm_selection(group, count * element, true));
-      shm_broadcast(group, data, count, s.dtype, h.local_rank_of(s.root), streamed);
+      shm_broadcast(group, data, count, s.dtype, h.local_rank_of(s.root));
     });
   }
   unsigned char* block = data + blocks.offset(l) * element;

@@ -39,12 +39,12 @@ void shm_allreduce_split(ShmGroup& group, const void* send, void* recv, size_t c
 void shm_allreduce_split(ShmGroup& group, const PieceList& input, const ResultSink& sink, DType dtype, ReduceOp op,
                          const PartFinisher* finish = nullptr);
 void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root);
-// Broadcast moves data through the slots, the root's writes non-temporal
-// when `streamed` (the table's shm_streamed row). All-gather and all-to-all
+// Broadcast moves data through the slots, the root's writes ordinary or
+// non-temporal as its recent calls found faster (store_choice.h). All-gather and all-to-all
 // move it through the slots, or with `single_copy` (the table's
 // *_single_copy rows: the group can, and the size suits) straight from the
 // peers' buffers; all-to-all only out of place.
-void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root, bool streamed);
+void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root);
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, bool single_copy);
 void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 // The same with blocks of uneven sizes: block b of `send` at blocks.offset(b),
@@ -95,9 +95,9 @@ void shm_allreduce_read_write(ShmGroup& group, const void* send, void* recv, siz
 
 // Copies into `slot` the slices of the chunk of `input` at element `first`
 // (chunks of `per_step` elements, one slice per rank) that the other ranks
-// combine.
+// combine; with non-temporal stores when `streamed` (store_choice.h).
 void copy_others_slices(const ShmGroup& group, const PieceList& input, unsigned char* slot, size_t first,
-                        size_t per_step);
+                        size_t per_step, bool streamed);
 
 // Single copies find each other's buffers through the call record: a rank
 // publishes where its buffer starts before it arrives at a step, and any

@@ -1,17 +1,20 @@
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
+#include "collectives/algorithm_thresholds.h"
 #include "collectives/algorithms/block_layout.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
 #include "collectives/shm/memory_copy.h"
+#include "collectives/shm/store_choice.h"
 
 namespace dist {
 
 void copy_others_slices(const ShmGroup& group, const PieceList& input, unsigned char* slot, size_t first,
-                        size_t per_step) {
+                        size_t per_step, bool streamed) {
   const size_t element = input.element_bytes();
   const int n = group.size();
   const BlockLayout slices(std::min(per_step, input.count() - first), n);
@@ -19,7 +22,7 @@ void copy_others_slices(const ShmGroup& group, const PieceList& input, unsigned 
     if (r == group.rank()) continue;
     unsigned char* into = slot + slices.offset(r) * element;
     input.for_each_part(first + slices.offset(r), slices.size(r), [&](const unsigned char* data, size_t at, size_t k) {
-      copy_chunk(into + at * element, data, k * element);
+      write_result(into + at * element, data, k * element, streamed);
     });
   }
 }
@@ -82,7 +85,12 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
     const void* reduced = out;
     finish_own(first_element, PartInputs{&reduced, 1}, out, elements);
   };
-  auto copy_in = [&](unsigned char* slot, size_t first) { copy_others_slices(group, input, slot, first, per_step); };
+  std::optional<ChosenStores> stores;
+  if (count * element >= kChosenCopyInStoresMinBytes) stores.emplace(group.copy_in_stores(), count * element);
+  const bool streamed = stores && stores->streamed();
+  auto copy_in = [&](unsigned char* slot, size_t first) {
+    copy_others_slices(group, input, slot, first, per_step, streamed);
+  };
   copy_in(group.my_slot(), 0);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const BlockLayout slices(elements, n);
@@ -113,6 +121,7 @@ void split_all_reduce(ShmGroup& group, const PieceList& input, const ResultSink&
     }
   });
   if (sink_failure) std::rethrow_exception(sink_failure);
+  if (stores) stores->finished();
 }
 
 }  // namespace

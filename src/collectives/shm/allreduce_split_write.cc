@@ -1,8 +1,11 @@
 #include <algorithm>
+#include <optional>
 
+#include "collectives/algorithm_thresholds.h"
 #include "collectives/algorithms/block_layout.h"
 #include "collectives/reduce_kernels.h"
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/store_choice.h"
 
 namespace dist {
 
@@ -40,7 +43,10 @@ void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* re
   uintptr_t results[kShmMaxRanks];
   bool results_known = false;
   SingleCopyOutcome outcome;
-  copy_others_slices(group, input, group.my_slot(), 0, per_step);
+  std::optional<ChosenStores> stores;
+  if (count * element >= kChosenCopyInStoresMinBytes) stores.emplace(group.copy_in_stores(), count * element);
+  const bool streamed = stores && stores->streamed();
+  copy_others_slices(group, input, group.my_slot(), 0, per_step, streamed);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const BlockLayout slices(elements, n);
     group.arrive_and_wait();
@@ -62,9 +68,12 @@ void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* re
       outcome.error = group.write_to(peer, theirs, out + mine, bytes);
       if (outcome.error != 0) outcome.peer = peer;
     }
-    if (first + elements < count) copy_others_slices(group, input, group.my_next_slot(), first + elements, per_step);
+    if (first + elements < count) {
+      copy_others_slices(group, input, group.my_next_slot(), first + elements, per_step, streamed);
+    }
   });
   end_single_copies(group, outcome, "write to");
+  if (stores) stores->finished();
 }
 
 void shm_allreduce_split_write(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op) {

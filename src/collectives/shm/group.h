@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "collectives/shm/segment.h"
+#include "collectives/shm/store_choice.h"
 #include "collectives/signature.h"
 #include "transport/failure_flag.h"
 
@@ -106,6 +107,11 @@ class ShmGroup {
   int write_to(int rank, void* remote, const void* local, size_t bytes) const;
   // The name of `rank`, for messages.
   const std::string& name_of(int rank) const { return names_[static_cast<size_t>(rank)]; }
+  // How this rank writes its slot where that is chosen call by call
+  // (store_choice.h): as a broadcast's root, and copying the split
+  // all-reduce's inputs in. Each learns from its own calls.
+  StoreChoice& broadcast_stores() { return broadcast_stores_; }
+  StoreChoice& copy_in_stores() { return copy_in_stores_; }
 
  private:
   enum class Counter { kArrived, kReduced };
@@ -129,6 +135,8 @@ class ShmGroup {
   uint64_t seq_ = 0;
   std::chrono::milliseconds timeout_{0};
   std::chrono::steady_clock::time_point deadline_{};  // unset (epoch) until the call first waits long
+  StoreChoice broadcast_stores_;
+  StoreChoice copy_in_stores_;
 };
 
 }  // namespace dist
