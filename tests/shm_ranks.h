@@ -36,8 +36,8 @@ inline std::vector<std::string> rank_names(int n) {
 // Runs body(group, rank) on `n` threads, each rank with its group over one
 // segment (slots of `slot_bytes`; `pids` as ShmGroup takes them), and
 // returns what each rank's body threw ("" for none). A rank that throws sets
-// the failure state all ranks share, as a communicator's failure reaches its
-// peers, so no other rank waits on.
+// the failure state all ranks share (with its status), as a communicator's
+// failure reaches its peers, so no other rank waits on.
 template <typename Body>
 std::vector<std::string> run_ranks(const std::string& purpose, int n, size_t slot_bytes, Body body,
                                    const std::vector<pid_t>& pids = {}) {
@@ -51,6 +51,9 @@ std::vector<std::string> run_ranks(const std::string& purpose, int n, size_t slo
       dist::ShmGroup group(std::move(segments[static_cast<size_t>(r)]), r, names, failure, pids);
       try {
         body(group, r);
+      } catch (const dist::Error& e) {
+        errors[static_cast<size_t>(r)] = e.what();
+        failure->set(e.status(), e.what());
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(r)] = e.what();
         failure->set(dist::Status::kInternal, e.what());

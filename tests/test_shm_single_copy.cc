@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -280,6 +281,119 @@ void test_unreachable_peer_fails_every_rank(void** state) {
                          });
 }
 
+// A rank that left the group after a failed call (ShmGroup::withdraw) is
+// not copied to or from any more: the copies say so instead of touching its
+// buffer, and the call's end names it as a peer failure on every rank.
+void test_withdrawn_peer_is_left_alone(void** state) {
+  (void)state;
+  const std::vector<pid_t> pids(2, getpid());
+  std::vector<double> buffer(4096, 7.0);
+  std::vector<double> local(4096, 3.0);
+  // Rank 1 withdraws (twice: the second returns at once), then rank 0 tries both ways.
+  std::vector<int> results;
+  fail_on_errors(run_ranks(
+      "withdrawn-copies", 2, kSlotBytes,
+      [&](dist::ShmGroup& group, int r) {
+        group.begin(signature_of(dist::CollectiveKind::kBarrier, 0, DType::F64), 1, std::chrono::seconds(30));
+        if (r == 1) {
+          group.withdraw();
+          group.withdraw();
+        }
+        group.arrive_and_wait();  // rank 1 announces after it withdrew
+        group.next_step();
+        if (r == 0) {
+          results.push_back(group.read_from(1, buffer.data(), local.data(), buffer.size() * sizeof(double)));
+          results.push_back(group.write_to(1, buffer.data(), local.data(), buffer.size() * sizeof(double)));
+        }
+      },
+      pids));
+  assert_int_equal(results.size(), 2);
+  assert_int_equal(results[0], dist::kPeerWithdrew);
+  assert_int_equal(results[1], dist::kPeerWithdrew);
+  for (double v : buffer) assert_true(v == 7.0);  // not written
+  for (double v : local) assert_true(v == 3.0);   // nothing read into it
+
+  // A call's end names the withdrawn peer, on both ranks, as a peer failure.
+  std::vector<dist::Status> statuses(2, dist::Status::kOk);
+  const std::vector<std::string> errors = run_ranks(
+      "withdrawn-end", 2, kSlotBytes,
+      [&](dist::ShmGroup& group, int r) {
+        group.begin(signature_of(dist::CollectiveKind::kAllGather, 4096, DType::F64), 1, std::chrono::seconds(30));
+        dist::SingleCopyOutcome outcome;
+        if (r == 0) {
+          outcome.error = dist::kPeerWithdrew;
+          outcome.peer = 1;
+        }
+        try {
+          dist::end_single_copies(group, outcome, "read");
+        } catch (const dist::Error& e) {
+          statuses[static_cast<size_t>(r)] = e.status();
+          throw;
+        }
+      },
+      pids);
+  for (size_t r = 0; r < 2; ++r) {
+    if (errors[r].find("rank 0 could not read rank 1's buffer: rank 1 left the call after it failed there") ==
+        std::string::npos) {
+      fail_msg("rank %zu: \"%s\"", r, errors[r].c_str());
+    }
+    assert_int_equal(static_cast<int>(statuses[r]), static_cast<int>(dist::Status::kPeerFailed));
+  }
+}
+
+// withdraw() returns only once no copy of a peer's is under way: rank 0
+// writes into rank 1's buffer over and over while rank 1 withdraws; once
+// withdraw() has returned, rank 1 fills its buffer with its own value, and
+// no write of rank 0's may land there after that.
+void test_withdraw_waits_for_copies_under_way(void** state) {
+  (void)state;
+  const std::vector<pid_t> pids(2, getpid());
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<unsigned char> theirs(256 * 1024, 0);
+    std::vector<unsigned char> from(theirs.size(), 0xAB);
+    std::atomic<bool> withdrawn{false};
+    std::atomic<int> copies_done{0};
+    fail_on_errors(run_ranks(
+        "withdraw-race", 2, kSlotBytes,
+        [&](dist::ShmGroup& group, int r) {
+          if (r == 0) {
+            // Copies until one is refused (or far more than it takes rank 1 to withdraw).
+            for (int k = 0; k < 200000; ++k) {
+              const int error = group.write_to(1, theirs.data(), from.data(), from.size());
+              if (error == dist::kPeerWithdrew) return;
+              if (error != 0) throw std::runtime_error("write_to: " + std::to_string(error));
+              copies_done.fetch_add(1);
+            }
+            throw std::runtime_error("rank 1 withdrew, yet every copy went on");
+          }
+          while (copies_done.load() < 1 + trial % 5) {
+          }
+          group.withdraw();
+          withdrawn = true;
+          std::fill(theirs.begin(), theirs.end(), 0x11);
+        },
+        pids));
+    assert_true(withdrawn.load());
+    for (size_t i = 0; i < theirs.size(); ++i) {
+      if (theirs[i] != 0x11) fail_msg("trial %d: byte %zu was written after withdraw() returned", trial, i);
+    }
+  }
+}
+
+void test_process_ended(void** state) {
+  (void)state;
+  assert_false(dist::process_ended(getpid()));
+  assert_true(dist::process_ended(pid_of_a_reaped_child()));
+  // A zombie (exited, not yet reaped) copies nothing either.
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  assert_true(child > 0);
+  for (int k = 0; k < 1000 && !dist::process_ended(child); ++k) usleep(1000);
+  assert_true(dist::process_ended(child));
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+}
+
 }  // namespace
 
 int main() {
@@ -288,6 +402,9 @@ int main() {
       cmocka_unit_test(test_blocks_by_both_paths),
       cmocka_unit_test(test_all_reduce_writes_by_both_paths),
       cmocka_unit_test(test_unreachable_peer_fails_every_rank),
+      cmocka_unit_test(test_withdrawn_peer_is_left_alone),
+      cmocka_unit_test(test_withdraw_waits_for_copies_under_way),
+      cmocka_unit_test(test_process_ended),
   };
   return cmocka_run_group_tests_name("shm_single_copy", tests, NULL, NULL);
 }

@@ -301,14 +301,21 @@ void Communicator::execute_call(const CollectiveCall& call) {
     // The first failure sticks to the communicator and reaches its members.
     failure_->set(e.status(), e.what());
     channel_->end();
+    withdraw_from_host();
     finish(e.status());
     throw;
   } catch (const std::bad_alloc&) {
     failure_->set(Status::kNoMemory, "out of memory");
     channel_->end();
+    withdraw_from_host();
     finish(Status::kNoMemory);
     throw Error(Status::kNoMemory, "out of memory");
   }
+}
+
+void Communicator::withdraw_from_host() {
+  if (shm_ != nullptr) shm_->withdraw();
+  if (hierarchy_ != nullptr && hierarchy_->host_group() != nullptr) hierarchy_->host_group()->withdraw();
 }
 
 void Communicator::execute(Operation& op) {

@@ -120,6 +120,9 @@ class Communicator {
  private:
   // Runs one call in this thread; throws its failure after recording it.
   void execute_call(const CollectiveCall& call);
+  // After a failed call: the peers on this host stop copying to and from
+  // this rank's buffers before the call returns (ShmGroup::withdraw).
+  void withdraw_from_host();
   void execute(Operation& op);
   // The all-reduce algorithm forced by options or DIST_ALLREDUCE_ALGO; empty for AUTO.
   const std::string& forced_all_reduce() const;

@@ -29,6 +29,9 @@ constexpr unsigned kPausedPolls = 16;
 constexpr auto kSleepAfter = std::chrono::milliseconds(20);
 constexpr auto kSleepBetweenPolls = std::chrono::microseconds(50);
 
+// The longest withdraw() waits for a peer's copy to end.
+constexpr auto kWithdrawWait = std::chrono::seconds(1);
+
 inline void spin_pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -83,14 +86,53 @@ void ShmGroup::arrive() {
   record.announced.store(step_, std::memory_order_release);
 }
 
+template <typename Copy>
+int ShmGroup::copy_with(int rank, Copy&& copy) const {
+  // With withdraw(), a Dekker pair: this rank says it copies, then looks at
+  // the peer; the peer says it withdrew, then looks at this rank. Sequentially
+  // consistent on both sides, at least one of them sees the other's store, so
+  // either this copy does not start or the peer waits for it to end.
+  std::atomic<uint32_t>& copying = segment_.control(rank_).copies.copying;
+  copying.store(1, std::memory_order_seq_cst);
+  if (segment_.control(rank).copies.withdrawn.load(std::memory_order_seq_cst) != 0) {
+    copying.store(0, std::memory_order_release);
+    return kPeerWithdrew;
+  }
+  const int error = copy(pids_[static_cast<size_t>(rank)]);
+  copying.store(0, std::memory_order_release);
+  return error;
+}
+
 int ShmGroup::read_from(int rank, const void* remote, void* local, size_t bytes) const {
   if (!single_copy()) fail(Status::kInternal, "ShmGroup::read_from without single copies");
-  return read_process_memory(pids_[static_cast<size_t>(rank)], remote, local, bytes);
+  return copy_with(rank, [&](pid_t pid) { return read_process_memory(pid, remote, local, bytes); });
 }
 
 int ShmGroup::write_to(int rank, void* remote, const void* local, size_t bytes) const {
   if (!single_copy()) fail(Status::kInternal, "ShmGroup::write_to without single copies");
-  return write_process_memory(pids_[static_cast<size_t>(rank)], remote, local, bytes);
+  return copy_with(rank, [&](pid_t pid) { return write_process_memory(pid, remote, local, bytes); });
+}
+
+void ShmGroup::withdraw() {
+  if (!single_copy() || withdrawn_) return;
+  withdrawn_ = true;
+  segment_.control(rank_).copies.withdrawn.store(1, std::memory_order_seq_cst);
+  // A copy takes milliseconds at most; a peer stopped in the middle of one
+  // (SIGSTOP, a debugger) would hold the caller's error this long, no longer.
+  const auto give_up = std::chrono::steady_clock::now() + kWithdrawWait;
+  for (int peer = 0; peer < size(); ++peer) {
+    if (peer == rank_) continue;
+    const std::atomic<uint32_t>& copying = segment_.control(peer).copies.copying;
+    for (unsigned polls = 1; copying.load(std::memory_order_seq_cst) != 0; ++polls) {
+      if (polls < kSpinPollsSharedCore) continue;
+      sched_yield();
+      // Now and then: whether the peer is still there, and the clock.
+      if (polls % 64 == 0 &&
+          (process_ended(pids_[static_cast<size_t>(peer)]) || std::chrono::steady_clock::now() >= give_up)) {
+        break;
+      }
+    }
+  }
 }
 
 void ShmGroup::publish_reduced() { segment_.control(rank_).reduced.store(step_, std::memory_order_release); }

@@ -101,10 +101,21 @@ class ShmGroup {
   // Who a wait asks about when its call stalls (transport/stall_watch.h).
   void set_stall_watch(StallWatch* watch) { stall_ = watch; }
   // Copies `bytes` at `remote` in `rank`'s process to `local`; returns 0 or
-  // an errno (read_process_memory). Only when single_copy().
+  // an errno (read_process_memory), or kPeerWithdrew when `rank` has left
+  // the group (withdraw). Only when single_copy().
   int read_from(int rank, const void* remote, void* local, size_t bytes) const;
   // The other way: copies `bytes` at `local` to `remote` in `rank`'s process.
   int write_to(int rank, void* remote, const void* local, size_t bytes) const;
+  // After a failed call, before it returns to the caller: this rank leaves
+  // the group for good (a failed communicator runs no more calls), so that
+  // the caller may free or reuse the buffers it passed. A peer that has not
+  // yet seen the failure may still be copying into or out of them: this
+  // marks the rank withdrawn, which every later copy checks first, then waits
+  // until no peer is in the middle of a copy (a peer that is gone copies
+  // nothing). Once is enough; later calls return at once.
+  void withdraw();
+  // Throws the communicator's failure, if it has one.
+  void check_failure() const { failure_->check(); }
   // The name of `rank`, for messages.
   const std::string& name_of(int rank) const { return names_[static_cast<size_t>(rank)]; }
   // How this rank writes its slot where that is chosen call by call
@@ -116,6 +127,10 @@ class ShmGroup {
  private:
   enum class Counter { kArrived, kReduced };
   void wait_for_all(Counter counter);
+  // Runs copy() (a process_vm transfer with `rank`'s process) unless `rank`
+  // has withdrawn, flagged as copying while it runs (withdraw).
+  template <typename Copy>
+  int copy_with(int rank, Copy&& copy) const;
   void check_signature(int peer) const;
   unsigned char* record_data(int rank) const { return segment_.control(rank).calls[step_ & 1].data; }
   [[noreturn]] void timed_out(int peer, const char* what) const;
@@ -137,6 +152,7 @@ class ShmGroup {
   std::chrono::steady_clock::time_point deadline_{};  // unset (epoch) until the call first waits long
   StoreChoice broadcast_stores_;
   StoreChoice copy_in_stores_;
+  bool withdrawn_ = false;
 };
 
 }  // namespace dist

@@ -4,6 +4,7 @@
 
 #include "base/status.h"
 #include "collectives/shm/algorithms.h"
+#include "collectives/shm/single_copy.h"
 
 namespace dist {
 
@@ -56,6 +57,14 @@ void end_single_copies(ShmGroup& group, const SingleCopyOutcome& mine, const cha
     const bool valid_peer = theirs.peer >= 0 && theirs.peer < n;
     const std::string whom = valid_peer ? group.name_of(static_cast<int>(theirs.peer)) : std::string("a peer");
     group.next_step();
+    // A copy that failed once the communicator had failed (a peer gone, or
+    // withdrawn from the group after its own call failed) is a consequence:
+    // the first failure is the one to report.
+    group.check_failure();
+    if (theirs.error == kPeerWithdrew) {
+      throw Error(Status::kPeerFailed, group.name_of(r) + " could not " + verb + " " + whom +
+                                           "'s buffer: " + whom + " left the call after it failed there");
+    }
     throw Error(theirs.error == ESRCH ? Status::kPeerFailed : Status::kSystem,
                 group.name_of(r) + " could not " + verb + " " + whom + "'s buffer (" +
                     std::strerror(static_cast<int>(theirs.error)) + ") in a single-copy exchange");

@@ -15,7 +15,7 @@
 namespace dist {
 namespace {
 
-constexpr uint64_t kMagic = 0x64697374'73686d33ull;  // "distshm3": steps are announced in the call record
+constexpr uint64_t kMagic = 0x64697374'73686d34ull;  // "distshm4": each rank's copy state on a line of its own
 constexpr size_t kPage = 4096;
 
 struct ShmHeader {

@@ -49,10 +49,20 @@ struct alignas(64) ShmCallRecord {
 static_assert(sizeof(ShmCallRecord) == 64, "a call record is one cache line");
 static_assert(offsetof(ShmCallRecord, data) % 16 == 0, "inline data is aligned for every element type");
 
+// What a rank of a group with single copies says of its own copies, on a
+// line of its own (it changes at every copy): whether it is copying to or
+// from a peer's buffer right now, and whether it has left the group after a
+// failed call, so that no peer may touch its buffers again (ShmGroup::withdraw).
+struct alignas(64) ShmCopyState {
+  std::atomic<uint32_t> copying{0};
+  std::atomic<uint32_t> withdrawn{0};
+};
+
 struct alignas(64) ShmRankControl {
   ShmCallRecord calls[2];
   std::atomic<uint64_t> reduced{0};  // last step whose reduced slice is published
   uint8_t pad[56];
+  ShmCopyState copies;
 };
 
 class ShmSegment {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -85,6 +86,22 @@ int write_process_memory(pid_t pid, void* remote, const void* local, size_t byte
   return move_process_memory(pid, reinterpret_cast<uintptr_t>(remote),
                              const_cast<unsigned char*>(static_cast<const unsigned char*>(local)), bytes,
                              process_vm_writev);
+}
+
+bool process_ended(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  std::FILE* file = std::fopen(path, "re");
+  if (file == nullptr) return errno == ENOENT;  // no such process (any other error: say it may run)
+  char line[512];
+  const bool read = std::fgets(line, sizeof line, file) != nullptr;
+  std::fclose(file);
+  if (!read) return false;
+  // "pid (comm) state ...": the name may hold anything, ')' included.
+  const char* close = std::strrchr(line, ')');
+  if (close == nullptr || close[1] != ' ') return false;
+  const char state = close[2];
+  return state == 'Z' || state == 'X' || state == 'x';
 }
 
 }  // namespace dist

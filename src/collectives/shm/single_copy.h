@@ -47,4 +47,13 @@ int read_process_memory(pid_t pid, const void* remote, void* local, size_t bytes
 // The other way: copies `bytes` from `local` to address `remote` in process `pid`.
 int write_process_memory(pid_t pid, void* remote, const void* local, size_t bytes);
 
+// What a copy returns instead of an errno when the peer has left its group
+// after a failed call (ShmGroup::withdraw): its buffers are no longer there
+// to copy.
+inline constexpr int kPeerWithdrew = -1;
+
+// Whether process `pid` has ended (exited, killed, or a zombie not yet
+// reaped): it can no longer be copying anything.
+bool process_ended(pid_t pid);
+
 }  // namespace dist
