@@ -76,8 +76,8 @@ void test_a_worker_leaves_the_environment_alone(void** state) {
   clear_settings();
 }
 
-// Restricted to TCP, rendezvous from 512 KiB (zero-copy on the bulk
-// endpoints), or never without them.
+// Restricted to TCP, rendezvous from 512 KiB with bulk endpoints (zero-copy
+// there), or never without them (the default).
 void test_rendezvous_over_tcp_unless_the_user_says_otherwise(void** state) {
   (void)state;
   clear_settings();
@@ -86,12 +86,15 @@ void test_rendezvous_over_tcp_unless_the_user_says_otherwise(void** state) {
   assert_string_not_equal(ucx_own.c_str(), "512K");
 
   setenv("UCX_TLS", "tcp", 1);
+  assert_string_equal(setting("RNDV_THRESH").c_str(), "inf");
+  setenv("DIST_UCX_BULK_ENDPOINTS", "1", 1);
   assert_string_equal(setting("RNDV_THRESH").c_str(), "512K");
   setenv("UCX_TLS", "self,tcp", 1);
   assert_string_equal(setting("RNDV_THRESH").c_str(), "512K");
   setenv("DIST_UCX_BULK_ENDPOINTS", "0", 1);
   assert_string_equal(setting("RNDV_THRESH").c_str(), "inf");
   unsetenv("DIST_UCX_BULK_ENDPOINTS");
+  assert_string_equal(setting("RNDV_THRESH").c_str(), "inf");
   setenv("UCX_TLS", "tcp,posix", 1);  // not TCP alone
   assert_string_equal(setting("RNDV_THRESH").c_str(), ucx_own.c_str());
 
@@ -119,18 +122,21 @@ bool connects_with_bulk_endpoints() {
   return bulk;
 }
 
-// Bulk endpoints on this host only where UCX is restricted to TCP: elsewhere UCX may pick
-// a shared-memory transport, which aborts the process when a peer vanishes
+// Bulk endpoints only on request (DIST_UCX_BULK_ENDPOINTS=1), and on this
+// host only where UCX is restricted to TCP: elsewhere UCX may pick a
+// shared-memory transport, which aborts the process when a peer vanishes
 // under an endpoint without error handling.
-void test_bulk_endpoints_only_over_tcp(void** state) {
+void test_bulk_endpoints_only_on_request_over_tcp(void** state) {
   (void)state;
   clear_settings();
   assert_false(connects_with_bulk_endpoints());
   setenv("UCX_TLS", "tcp", 1);
+  assert_false(connects_with_bulk_endpoints());  // not by default: UCX aborts when a peer dies under one
+  setenv("DIST_UCX_BULK_ENDPOINTS", "1", 1);
   assert_true(connects_with_bulk_endpoints());
   setenv("DIST_UCX_BULK_ENDPOINTS", "0", 1);
   assert_false(connects_with_bulk_endpoints());
-  unsetenv("DIST_UCX_BULK_ENDPOINTS");
+  setenv("DIST_UCX_BULK_ENDPOINTS", "1", 1);
   setenv("UCX_TLS", "tcp,posix", 1);
   assert_false(connects_with_bulk_endpoints());
   clear_settings();
@@ -186,7 +192,13 @@ bool connects_to_other_host_with_bulk_endpoints(bool same_host) {
 void test_bulk_endpoints_to_other_hosts_over_tcp(void** state) {
   (void)state;
   clear_settings();
-  // Unrestricted: TCP only where the machine has no RDMA devices.
+  // Not by default, whatever the transports.
+  assert_false(connects_to_other_host_with_bulk_endpoints(false));
+  setenv("UCX_TLS", "tcp", 1);
+  assert_false(connects_to_other_host_with_bulk_endpoints(false));
+  // On request: unrestricted, TCP only where the machine has no RDMA devices.
+  unsetenv("UCX_TLS");
+  setenv("DIST_UCX_BULK_ENDPOINTS", "1", 1);
   assert_int_equal(connects_to_other_host_with_bulk_endpoints(false), dist::ucx_network_is_tcp_only());
   assert_false(connects_to_other_host_with_bulk_endpoints(true));
   setenv("UCX_TLS", "tcp", 1);
@@ -196,7 +208,7 @@ void test_bulk_endpoints_to_other_hosts_over_tcp(void** state) {
   assert_true(connects_to_other_host_with_bulk_endpoints(false));
   setenv("UCX_TLS", "rc,tcp", 1);  // RDMA: its error path aborts without error handling
   assert_false(dist::ucx_network_is_tcp_only());
-  assert_false(dist::ucx_bulk_endpoints_safe(false));
+  assert_false(dist::ucx_bulk_endpoints_wanted(false));
   setenv("UCX_TLS", "tcp", 1);
   setenv("DIST_UCX_BULK_ENDPOINTS", "0", 1);
   assert_false(connects_to_other_host_with_bulk_endpoints(false));
@@ -209,7 +221,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_a_worker_leaves_the_environment_alone),
       cmocka_unit_test(test_rendezvous_over_tcp_unless_the_user_says_otherwise),
-      cmocka_unit_test(test_bulk_endpoints_only_over_tcp),
+      cmocka_unit_test(test_bulk_endpoints_only_on_request_over_tcp),
       cmocka_unit_test(test_other_hosts_switch_to_rendezvous_at_512k),
       cmocka_unit_test(test_a_worker_has_a_network_only_address),
       cmocka_unit_test(test_bulk_endpoints_to_other_hosts_over_tcp),

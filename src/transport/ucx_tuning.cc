@@ -80,16 +80,16 @@ bool ucx_network_is_tcp_only() {
   return true;
 }
 
-bool ucx_bulk_endpoints_safe(bool same_host) {
+bool ucx_bulk_endpoints_wanted(bool same_host) {
   const char* wanted = std::getenv("DIST_UCX_BULK_ENDPOINTS");
-  if (wanted != nullptr && std::string(wanted) == "0") return false;
+  if (wanted == nullptr || std::string(wanted) != "1") return false;
   return same_host ? ucx_restricted_to_tcp() : ucx_network_is_tcp_only();
 }
 
 void apply_ucx_defaults(ucp_config_t* config) {
   // DIST_UCX_DEFAULTS=0 leaves UCX entirely to its own defaults (to compare).
   if (const char* use = std::getenv("DIST_UCX_DEFAULTS"); use != nullptr && std::string(use) == "0") return;
-  if (ucx_restricted_to_tcp()) set_default(config, "RNDV_THRESH", ucx_bulk_endpoints_safe(true) ? "512K" : "inf");
+  if (ucx_restricted_to_tcp()) set_default(config, "RNDV_THRESH", ucx_bulk_endpoints_wanted(true) ? "512K" : "inf");
   set_default(config, "RNDV_SEND_NBR_THRESH", "512K");
 }
 

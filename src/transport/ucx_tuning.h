@@ -3,8 +3,8 @@
 // user has not set the variable (UCX_<NAME>), so every UCX setting keeps
 // working as UCX documents it. DIST_UCX_DEFAULTS=0 turns them off.
 //
-// Over TCP, with bulk endpoints (below), messages go eagerly up to 512 KiB
-// and by rendezvous above. UCX's TCP rendezvous writes straight from the
+// Over TCP, with bulk endpoints (below, on request), messages go eagerly up to
+// 512 KiB and by rendezvous above; without them, eagerly at every size. UCX's TCP rendezvous writes straight from the
 // sender's buffer and reads straight into the receiver's, but only on
 // endpoints without error handling (UcxWorker::bulk_endpoint); up to 512 KiB
 // its extra round trip costs more than the copies it saves (64 KiB: 104
@@ -44,13 +44,18 @@ bool ucx_restricted_to_tcp();
 bool ucx_network_is_tcp_only();
 
 // Whether large payloads to a peer get an endpoint of their own without error
-// handling (UcxWorker::bulk_endpoint). Only where every transport UCX could
-// pick for that peer fails a transfer when the peer dies: TCP. UCX's shared-
-// memory and RDMA transports abort the process instead when a peer vanishes
-// under an endpoint without error handling (seen with cma; their error path
-// logs at fatal level). So: on the same host only restricted to TCP
-// (UCX_TLS=tcp); to another host (network transports only) where
-// ucx_network_is_tcp_only(). DIST_UCX_BULK_ENDPOINTS=0 turns them off.
-bool ucx_bulk_endpoints_safe(bool same_host);
+// handling (UcxWorker::bulk_endpoint): only on request, DIST_UCX_BULK_ENDPOINTS=1,
+// and only where every transport UCX could pick for that peer is TCP (on the
+// same host restricted to it, UCX_TLS=tcp; to another host where
+// ucx_network_is_tcp_only()). They move about a quarter more over TCP (UCX
+// 1.13 copies every rendezvous out of its receive segments on an endpoint
+// with error handling), but UCX does not survive a peer that dies under one:
+// with TCP's zero-copy PUT it aborted on `tcp_ep.c:939 Assertion ep->flags &
+// UCT_TCP_EP_FLAG_PUT_TX_WAITING_ACK`, without PUT on `uct_iface.h:884
+// Assertion comp->count > 0` (3 and 1 of 400 and 200 kills of a rank in the
+// middle of 16 MiB all-reduces between two emulated hosts, none of 400 without
+// them), and the shared-memory and RDMA transports abort as well (seen with
+// cma). So they are for jobs that would rather go faster than outlive a peer.
+bool ucx_bulk_endpoints_wanted(bool same_host);
 
 }  // namespace dist

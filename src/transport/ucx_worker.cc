@@ -124,8 +124,8 @@ void UcxWorker::connect(const std::vector<UcxPeer>& peers, PeerErrorHandler on_e
   // Reserved up front: endpoints keep pointers into this vector.
   error_slots_.resize(peers.size());
   // Read once: each looks at the environment (and the devices), the same for every peer.
-  const bool bulk_to_same_host = ucx_bulk_endpoints_safe(true);
-  const bool bulk_to_other_hosts = ucx_bulk_endpoints_safe(false);
+  const bool bulk_to_same_host = ucx_bulk_endpoints_wanted(true);
+  const bool bulk_to_other_hosts = ucx_bulk_endpoints_wanted(false);
   for (size_t rank = 0; rank < peers.size(); ++rank) {
     error_slots_[rank] = ErrorSlot{this, static_cast<int>(rank)};
     const UcxPeer& peer = peers[rank];

@@ -68,8 +68,9 @@ class UcxWorker {
   // moves through receive segments and a copy, at about half the speed. So
   // connect() with UCP_ERR_HANDLING_MODE_PEER also makes a second endpoint
   // per peer without error handling, for payloads only, where
-  // bulk_endpoints_safe() (ucx_tuning.h) says so; failures are still learnt
-  // on the first, which carries every header. The same as endpoint() otherwise.
+  // ucx_bulk_endpoints_wanted() (ucx_tuning.h) says so: only on request, since
+  // UCX aborts when a peer dies under one; failures are still learnt on the
+  // first, which carries every header. The same as endpoint() otherwise.
   ucp_ep_h bulk_endpoint(int rank) const { return bulk_endpoints_[static_cast<size_t>(rank)]; }
   // Whether connect() made bulk endpoints (for any peer).
   bool has_bulk_endpoints() const;
