@@ -126,7 +126,7 @@ constexpr uint32_t kWireMagic = 0x44495354;  // "DIST"
 // the expected queue ends at the next progress; one UCX has matched already
 // (a message from the lost peer partly received: eager fragments, or a
 // rendezvous under way) cannot be cancelled, and waiting does not end it:
-// with a second of grace every survivor of a cut link errored a second late
+// with a second of grace the survivors of a cut link erred a second late
 // (bench/faults/trials: 5.0 s after the fault for a 3 s deadline).
 constexpr auto kCancelGrace = std::chrono::milliseconds(100);
 // Up to this payload, copying into one contiguous message beats a second message.

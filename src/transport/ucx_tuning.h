@@ -3,8 +3,9 @@
 // user has not set the variable (UCX_<NAME>), so every UCX setting keeps
 // working as UCX documents it. DIST_UCX_DEFAULTS=0 turns them off.
 //
-// Over TCP, with bulk endpoints (below, on request), messages go eagerly up to
-// 512 KiB and by rendezvous above; without them, eagerly at every size. UCX's TCP rendezvous writes straight from the
+// Restricted to TCP (UCX_TLS=tcp), with bulk endpoints (below, on request),
+// messages go eagerly up to 512 KiB and by rendezvous above; without them
+// eagerly at every size. UCX's TCP rendezvous writes straight from the
 // sender's buffer and reads straight into the receiver's, but only on
 // endpoints without error handling (UcxWorker::bulk_endpoint); up to 512 KiB
 // its extra round trip costs more than the copies it saves (64 KiB: 104
