@@ -114,9 +114,9 @@ int ShmGroup::write_to(int rank, void* remote, const void* local, size_t bytes) 
 }
 
 void ShmGroup::withdraw() {
-  if (!single_copy() || withdrawn_) return;
-  withdrawn_ = true;
-  segment_.control(rank_).copies.withdrawn.store(1, std::memory_order_seq_cst);
+  std::atomic<uint32_t>& withdrawn = segment_.control(rank_).copies.withdrawn;
+  if (!single_copy() || withdrawn.load(std::memory_order_relaxed) != 0) return;
+  withdrawn.store(1, std::memory_order_seq_cst);
   // A copy takes milliseconds at most; a peer stopped in the middle of one
   // (SIGSTOP, a debugger) would hold the caller's error this long, no longer.
   const auto give_up = std::chrono::steady_clock::now() + kWithdrawWait;

@@ -152,7 +152,6 @@ class ShmGroup {
   std::chrono::steady_clock::time_point deadline_{};  // unset (epoch) until the call first waits long
   StoreChoice broadcast_stores_;
   StoreChoice copy_in_stores_;
-  bool withdrawn_ = false;
 };
 
 }  // namespace dist
