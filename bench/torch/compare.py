@@ -17,8 +17,10 @@ for each size (the order alternating between rounds), then the DDP step.
   one model per backend from the same weights, stepped alternately on the same
   data; their weights must stay bitwise equal on 2 ranks (checked at the end).
   Between them, in the same interleaving, the same model without DDP (impl
-  "compute"): the step no backend can beat, which tells how much time each
-  backend adds to it.
+  "compute"), which tells how much time each backend adds to the step, and a
+  DDP model on a backend that moves nothing (impl "null", null_backend.py):
+  DDP's own cost with communication that takes no time, the step no backend
+  can beat under DDP.
 
 Rank 0 writes the CSV (impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,
 busbw_GBps), each row the round with the best median (as bench/compare does).
@@ -33,8 +35,11 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+import null_backend
+
 DDP_SIZES = [1024, 2048, 2048, 1024]
 COMPUTE = "compute"  # the DDP step's model without DDP
+NULL = null_backend.NAME  # the DDP step on a backend that moves nothing
 DDP_ROWS = 32
 
 
@@ -132,9 +137,10 @@ def mlp():
 class DdpBench:
     """One DDP model and optimizer per backend, from the same weights."""
 
-    def __init__(self, groups, rank):
+    def __init__(self, groups, null_group, rank):
         self.models = {impl: DistributedDataParallel(mlp(), process_group=group) for impl, group in groups.items()}
-        self.models[COMPUTE] = mlp()  # no communication: the floor
+        self.models[NULL] = DistributedDataParallel(mlp(), process_group=null_group)  # DDP's own cost
+        self.models[COMPUTE] = mlp()  # no DDP: the time each backend adds
         self.optimizers = {impl: torch.optim.SGD(m.parameters(), lr=1e-3) for impl, m in self.models.items()}
         self.parameters = sum(p.numel() for p in mlp().parameters())
         generator = torch.Generator().manual_seed(rank)
@@ -149,7 +155,7 @@ class DdpBench:
 
     def rows(self, groups, world, steps, suffix, round_index):
         barrier = lambda: dist.barrier(group=groups["gloo"])  # noqa: E731
-        impls = [*groups, COMPUTE]
+        impls = [*groups, NULL, COMPUTE]
         order = impls if round_index % 2 == 0 else list(reversed(impls))
         rows = []
         samples = {impl: [] for impl in impls}
@@ -165,9 +171,9 @@ class DdpBench:
                             statistics.median(samples[impl]), 2 * (world - 1) / world))
         return rows
 
-    def check_same_weights(self, world):
+    def check_same_weights(self, groups, world):
         """Both models took the same steps: on 2 ranks their weights are equal."""
-        first, second = (list(m.module.parameters()) for impl, m in self.models.items() if impl != COMPUTE)
+        first, second = (list(self.models[impl].module.parameters()) for impl in groups)
         worst = max((a - b).abs().max().item() for a, b in zip(first, second))
         if world == 2 and worst != 0:
             raise SystemExit(f"DDP: the backends' weights differ after the same steps (max |diff| {worst})")
@@ -178,22 +184,23 @@ def main():
     args = parse()
     if "distribute" in args.backend:
         import distribute.torch  # noqa: F401  (registers the "distribute" backend)
+    null_backend.register()
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     # --backend gloo (a second gloo group) checks the harness itself.
     name = args.backend if args.backend != "gloo" else "gloo-second-group"
     groups = {"gloo": dist.group.WORLD, name: dist.new_group(backend=args.backend)}
     sizes = [int(s) for s in args.sizes.split(",")]
-    ddp = DdpBench(groups, rank)
+    ddp = DdpBench(groups, dist.new_group(backend=NULL), rank)
     rows = []
     for round_index in range(args.rounds):
         rows += all_reduce_rows(groups, sizes, world, rank, args.budget, args.suffix, round_index)
-        for impl in groups:  # warm-up: DDP's first steps rebuild its buckets
+        for impl in [*groups, NULL]:  # warm-up: DDP's first steps rebuild its buckets
             ddp.step(impl)
         rows += ddp.rows(groups, world, args.ddp_steps, args.suffix, round_index)
         if rank == 0:
             print(f"round {round_index + 1} of {args.rounds} done", file=sys.stderr, flush=True)
-    worst = ddp.check_same_weights(world)
+    worst = ddp.check_same_weights(groups, world)
     if rank == 0:
         with open(args.out, "w") as f:
             f.write("impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,busbw_GBps\n")

@@ -13,7 +13,7 @@ def main(path):
         for row in csv.DictReader(f):
             collective = row["variant"].split("/", 1)[0]
             table[(collective, int(row["bytes"]))][row["impl"]] = float(row["median_us"])
-    impls = sorted({impl for medians in table.values() for impl in medians} - {"gloo", "compute"})
+    impls = sorted({impl for medians in table.values() for impl in medians} - {"gloo", "compute", "null"})
     if len(impls) != 1:
         sys.exit(f"summary.py: expected gloo and one other backend in {path}, found {impls}")
     ours = impls[0]
@@ -31,7 +31,12 @@ def main(path):
             floor = medians["compute"]
             print(f"ddp_step without communication {floor / 1000:.1f} ms: gloo adds "
                   f"{(medians['gloo'] - floor) / 1000:.1f} ms, {ours} {(medians[ours] - floor) / 1000:.1f} ms; "
-                  f"the best ratio any backend could reach here is {medians['gloo'] / floor:.2f}x")
+                  f"gloo over it {medians['gloo'] / floor:.2f}x")
+        if collective == "ddp_step" and "null" in medians and "gloo" in medians and ours in medians:
+            null = medians["null"]
+            print(f"ddp_step on a backend that moves nothing {null / 1000:.1f} ms: gloo adds "
+                  f"{(medians['gloo'] - null) / 1000:.1f} ms, {ours} {(medians[ours] - null) / 1000:.1f} ms; "
+                  f"the best ratio any backend could reach under DDP here is {medians['gloo'] / null:.2f}x")
     allreduce = {n: r for (c, n), r in ratios.items() if c == "allreduce"}
     ddp = [r for (c, _), r in ratios.items() if c == "ddp_step"]
     if across_hosts:
