@@ -440,6 +440,37 @@ def backend_strings(report, rank, size, store_path):
     report.check("destroy closes every context", not live and all(b._context.closed for b in live))
 
 
+@scenario
+def cuda_to_nccl(report, rank, size, store_path):
+    """"cpu:distribute,cuda:nccl" on a machine with a GPU per rank: CPU tensors go
+    to distribute, CUDA ones to NCCL, in the same group and alternating, blocking
+    and async; NCCL refuses two ranks on one GPU, so `size` is at most the GPUs."""
+    torch.cuda.set_device(rank % torch.cuda.device_count())
+    init(rank, size, store_path, backend="cpu:distribute,cuda:nccl")
+    group = dist.group.WORLD
+    report.check("CPU tensors to distribute",
+                 isinstance(group._get_backend(torch.device("cpu")), distribute.torch.backend.DistributeBackend))
+    report.check("CUDA tensors to NCCL", group._get_backend(torch.device("cuda")).name() == "nccl")
+    for dtype in (torch.float32, torch.float16, torch.int64):
+        inputs = [rank_input(r, 1000, dtype) for r in range(size)]
+        expected = reduced(inputs, "sum", size)
+        on_host = inputs[rank].clone()
+        on_device = inputs[rank].cuda()
+        work = dist.all_reduce(on_device, async_op=True)
+        dist.all_reduce(on_host)
+        work.wait()
+        report.check(f"all_reduce {dtype} on the host", same(on_host, expected), f"{on_host} != {expected}")
+        report.check(f"all_reduce {dtype} on the GPU", same(on_device.cpu(), expected))
+    on_device = torch.full((17,), float(rank + 1), device="cuda")
+    dist.broadcast(on_device, src=size - 1)
+    report.check("broadcast on the GPU", same(on_device.cpu(), torch.full((17,), float(size))))
+    gathered = [torch.empty(3, dtype=torch.int64) for _ in range(size)]
+    dist.all_gather(gathered, torch.full((3,), rank, dtype=torch.int64))
+    report.check("all_gather on the host", all(same(g, torch.full((3,), r, dtype=torch.int64))
+                                                for r, g in enumerate(gathered)))
+    dist.destroy_process_group()
+
+
 def main():
     name, rank, size, store_path, report_path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], \
         sys.argv[5]

@@ -34,6 +34,20 @@ def test_backend_per_device_and_again_after_destroy(tmp_path):
     assert_checks(reports, ["cpu:distribute,cuda:*", "again after destroy", "destroy closes every context"])
 
 
+CUDA_CHECKS = ["CPU tensors to distribute", "CUDA tensors to NCCL", "all_reduce torch.float32 on the host",
+               "all_reduce torch.float32 on the GPU", "broadcast on the GPU", "all_gather on the host"]
+
+
+def test_cuda_tensors_to_nccl_beside_distribute(tmp_path):
+    """Runs where torch sees a GPU (scripts/test_gpu runs it there): one rank
+    per GPU, at most 2."""
+    import torch
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: \"cpu:distribute,cuda:nccl\" needs a GPU per rank for NCCL")
+    reports = run_ranks(tmp_path, "cuda_to_nccl", min(2, torch.cuda.device_count()), timeout=300)
+    assert_checks(reports, CUDA_CHECKS)
+
+
 def test_import_distribute_does_not_import_torch():
     code = "import sys, distribute; assert 'torch' not in sys.modules, 'torch was imported'; print('ok')"
     result = subprocess.run([sys.executable, "-c", code], env=environment(), capture_output=True, text=True,
