@@ -10,11 +10,10 @@ namespace {
 // Indexed by the DType value.
 constexpr const char* kNames[kDTypeCount] = {"i8",  "u8",  "i32",  "u32", "i64",
                                              "u64", "f16", "bf16", "f32", "f64"};
-constexpr size_t kSizes[kDTypeCount] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
 
-bool in_range(int32_t value) { return value >= 0 && value < kDTypeCount; }
+}  // namespace
 
-[[noreturn]] void fail_bad_dtype(int32_t value) {
+void fail_bad_dtype(int32_t value) {
   std::string valid;
   for (int32_t i = 0; i < kDTypeCount; ++i) {
     valid += (i == 0 ? "" : ", ") + std::to_string(i) + " " + kNames[i];
@@ -22,22 +21,9 @@ bool in_range(int32_t value) { return value >= 0 && value < kDTypeCount; }
   fail_invalid("dtype " + std::to_string(value) + " is not a valid dtype (expected " + valid + ")");
 }
 
-}  // namespace
-
-DType dtype_from_int(int32_t value) {
-  if (!in_range(value)) fail_bad_dtype(value);
-  return static_cast<DType>(value);
-}
-
-size_t size_of(DType dtype) {
-  const int32_t value = static_cast<int32_t>(dtype);
-  if (!in_range(value)) fail_bad_dtype(value);
-  return kSizes[value];
-}
-
 const char* name(DType dtype) {
   const int32_t value = static_cast<int32_t>(dtype);
-  return in_range(value) ? kNames[value] : "invalid";
+  return dtype_in_range(value) ? kNames[value] : "invalid";
 }
 
 bool is_floating(DType dtype) {

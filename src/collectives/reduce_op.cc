@@ -14,15 +14,12 @@ bool in_range(int32_t value) { return value >= 0 && value < kReduceOpCount; }
 
 }  // namespace
 
-ReduceOp reduce_op_from_int(int32_t value) {
-  if (!in_range(value)) {
-    std::string valid;
-    for (int32_t i = 0; i < kReduceOpCount; ++i) {
-      valid += (i == 0 ? "" : ", ") + std::to_string(i) + " " + kNames[i];
-    }
-    fail_invalid("reduction op " + std::to_string(value) + " is not a valid op (expected " + valid + ")");
+void fail_bad_reduce_op(int32_t value) {
+  std::string valid;
+  for (int32_t i = 0; i < kReduceOpCount; ++i) {
+    valid += (i == 0 ? "" : ", ") + std::to_string(i) + " " + kNames[i];
   }
-  return static_cast<ReduceOp>(value);
+  fail_invalid("reduction op " + std::to_string(value) + " is not a valid op (expected " + valid + ")");
 }
 
 const char* name(ReduceOp op) {

@@ -18,9 +18,15 @@ enum class ReduceOp : int32_t {
 
 inline constexpr int32_t kReduceOpCount = 5;
 
+// Throws invalid-argument naming `value` and the valid ops.
+[[noreturn]] void fail_bad_reduce_op(int32_t value);
+
 // `value` as a ReduceOp; throws invalid-argument naming the value when it is
-// not one of the numbers above.
-ReduceOp reduce_op_from_int(int32_t value);
+// not one of the numbers above. Inline: every reducing call passes here.
+inline ReduceOp reduce_op_from_int(int32_t value) {
+  if (value < 0 || value >= kReduceOpCount) fail_bad_reduce_op(value);
+  return static_cast<ReduceOp>(value);
+}
 
 // "sum", "prod", "min", "max", "mean"; "invalid" for a value outside the enum.
 const char* name(ReduceOp op);

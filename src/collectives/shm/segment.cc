@@ -119,6 +119,14 @@ ShmSegment ShmSegment::open(const std::string& name, int ranks) {
 
 void ShmSegment::unlink(const std::string& name) { shm_unlink(name.c_str()); }
 
+ShmSegment::ShmSegment(void* base, size_t bytes, int ranks, size_t slot_bytes)
+    : base_(base),
+      bytes_(bytes),
+      ranks_(ranks),
+      slot_bytes_(slot_bytes),
+      controls_(reinterpret_cast<ShmRankControl*>(static_cast<unsigned char*>(base) + controls_offset())),
+      slots_(static_cast<unsigned char*>(base) + slots_offset(ranks)) {}
+
 ShmSegment::ShmSegment(ShmSegment&& other) noexcept { *this = std::move(other); }
 
 ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
@@ -128,22 +136,14 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
     bytes_ = std::exchange(other.bytes_, 0);
     ranks_ = other.ranks_;
     slot_bytes_ = other.slot_bytes_;
+    controls_ = std::exchange(other.controls_, nullptr);
+    slots_ = std::exchange(other.slots_, nullptr);
   }
   return *this;
 }
 
 ShmSegment::~ShmSegment() {
   if (base_ != nullptr) munmap(base_, bytes_);
-}
-
-ShmRankControl& ShmSegment::control(int rank) const {
-  auto* controls = static_cast<unsigned char*>(base_) + controls_offset();
-  return *reinterpret_cast<ShmRankControl*>(controls + sizeof(ShmRankControl) * static_cast<size_t>(rank));
-}
-
-unsigned char* ShmSegment::slot(int rank, int which) const {
-  return static_cast<unsigned char*>(base_) + slots_offset(ranks_) +
-         (2 * static_cast<size_t>(rank) + static_cast<size_t>(which)) * slot_bytes_;
 }
 
 }  // namespace dist

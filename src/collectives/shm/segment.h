@@ -85,18 +85,23 @@ class ShmSegment {
   bool mapped() const { return base_ != nullptr; }
   int ranks() const { return ranks_; }
   size_t slot_bytes() const { return slot_bytes_; }
-  ShmRankControl& control(int rank) const;
+  // Inline, with the offsets worked out once: every step of every call
+  // reaches them several times.
+  ShmRankControl& control(int rank) const { return controls_[rank]; }
   // Data slot `which` (0 or 1) of `rank`.
-  unsigned char* slot(int rank, int which) const;
+  unsigned char* slot(int rank, int which) const {
+    return slots_ + (2 * static_cast<size_t>(rank) + static_cast<size_t>(which)) * slot_bytes_;
+  }
 
  private:
-  ShmSegment(void* base, size_t bytes, int ranks, size_t slot_bytes)
-      : base_(base), bytes_(bytes), ranks_(ranks), slot_bytes_(slot_bytes) {}
+  ShmSegment(void* base, size_t bytes, int ranks, size_t slot_bytes);
 
   void* base_ = nullptr;
   size_t bytes_ = 0;
   int ranks_ = 0;
   size_t slot_bytes_ = 0;
+  ShmRankControl* controls_ = nullptr;  // in base_
+  unsigned char* slots_ = nullptr;      // in base_
 };
 
 }  // namespace dist
