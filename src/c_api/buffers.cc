@@ -18,7 +18,11 @@ Checked check_buffer(const dist_buffer_t* buffer, const char* name) {
   out.data = buffer->data;
   out.stream = buffer->stream;
   // `name` becomes a string on the error paths only: every call passes here.
-  if (buffer->count > std::numeric_limits<size_t>::max() / 16 / size_of(out.dtype)) {
+  // A count whose bytes, times 16, overflow is refused (by the multiplication:
+  // a division per buffer costs an 8-byte call tens of cycles).
+  size_t bytes_times_16 = 0;
+  if (buffer->count > std::numeric_limits<size_t>::max() ||
+      __builtin_mul_overflow(static_cast<size_t>(buffer->count), 16 * size_of(out.dtype), &bytes_times_16)) {
     fail_invalid(std::string(name) + ": count " + std::to_string(buffer->count) + " is too large");
   }
   if (buffer->count > 0 && buffer->data == nullptr) {
