@@ -64,6 +64,11 @@ ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
 
 void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout) {
   signature_ = signature;
+  recorded_.kind = static_cast<int16_t>(signature.kind);
+  recorded_.dtype = static_cast<int16_t>(dtype_and_memory(signature));
+  recorded_.op = static_cast<int16_t>(signature.op);
+  recorded_.root = signature.root;
+  recorded_.count = signature.count;
   seq_ = seq;
   timeout_ = timeout;
   deadline_ = {};
@@ -77,11 +82,11 @@ void ShmGroup::arrive() {
     // poll this line, and every store between their polls moves it again.
     record.first_step = step_;
     record.seq = seq_;
-    record.kind = static_cast<int16_t>(signature_.kind);
-    record.dtype = static_cast<int16_t>(dtype_and_memory(signature_));
-    record.op = static_cast<int16_t>(signature_.op);
-    record.root = signature_.root;
-    record.count = signature_.count;
+    record.kind = recorded_.kind;
+    record.dtype = recorded_.dtype;
+    record.op = recorded_.op;
+    record.root = recorded_.root;
+    record.count = recorded_.count;
   }
   record.announced.store(step_, std::memory_order_release);
 }
@@ -185,10 +190,10 @@ void ShmGroup::wait_for_all(Counter counter) {
 
 void ShmGroup::check_signature(int peer) const {
   const ShmCallRecord& theirs = segment_.control(peer).calls[step_ & 1];
-  // Field by field against this rank's own record of the step, as arrive()
-  // wrote it: the same encoding, so equal fields are equal signatures, and
-  // only a disagreement decodes anything.
-  const ShmCallRecord& own = segment_.control(rank_).calls[step_ & 1];
+  // Field by field against what arrive() wrote for this rank: the same
+  // encoding, so equal fields are equal signatures, and only a disagreement
+  // decodes anything.
+  const RecordedSignature& own = recorded_;
   if (theirs.first_step == step_ && theirs.seq == seq_ && theirs.kind == own.kind && theirs.dtype == own.dtype &&
       theirs.op == own.op && theirs.root == own.root && theirs.count == own.count) {
     return;

@@ -147,6 +147,16 @@ class ShmGroup {
   uint64_t step_ = 1;  // counters start at 0: "nothing published yet"
   uint64_t call_first_step_ = 0;
   CallSignature signature_;
+  // The signature as the call record carries it, for arrive() to write and
+  // check_signature() to compare with a peer's: kept here, not read back from
+  // this rank's own record, a line the peers are polling.
+  struct RecordedSignature {
+    int16_t kind = 0;
+    int16_t dtype = 0;
+    int16_t op = 0;
+    int32_t root = 0;
+    uint64_t count = 0;
+  } recorded_;
   uint64_t seq_ = 0;
   std::chrono::milliseconds timeout_{0};
   std::chrono::steady_clock::time_point deadline_{};  // unset (epoch) until the call first waits long
