@@ -287,6 +287,10 @@ static void scenario_mismatch(dist_context_t* context, const char* how) {
   CHECK(st == DIST_ERR_MISMATCH, "expected DIST_ERR_MISMATCH, got %s: %s", dist_status_string(st), dist_last_error());
   CHECK(strstr(dist_last_error(), " but ") != NULL || strstr(dist_last_error(), "sent ") != NULL,
         "message names both sides: %s", dist_last_error());
+  if (strcmp(how, "dtype") == 0) {
+    CHECK(strstr(dist_last_error(), "i32") != NULL && strstr(dist_last_error(), "f32") != NULL,
+          "message names both dtypes: %s", dist_last_error());
+  }
   /* The communicator stays failed. */
   CHECK(dist_barrier(world, NULL) == DIST_ERR_MISMATCH, "later calls fail too");
 }

@@ -63,7 +63,6 @@ ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
       spin_polls_(shares_cores_ ? kSpinPollsSharedCore : kSpinPollsOwnCore) {}
 
 void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout) {
-  signature_ = signature;
   recorded_.kind = static_cast<int16_t>(signature.kind);
   recorded_.dtype = static_cast<int16_t>(dtype_and_memory(signature));
   recorded_.op = static_cast<int16_t>(signature.op);
@@ -173,7 +172,7 @@ void ShmGroup::wait_for_all(Counter counter) {
       // The call has waited since its first long wait (when the deadline was set).
       const auto call_waiting_since = deadline_ - timeout_;
       if (stall_ != nullptr && stall_->due(seq_, call_waiting_since, now)) {
-        stall_->warn(seq_, describe(signature_) + " (call " + std::to_string(seq_) + ", shared memory)",
+        stall_->warn(seq_, describe_call() + " (call " + std::to_string(seq_) + ", shared memory)",
                      call_waiting_since, now);
       }
       if (now >= deadline_) timed_out(peer, counter == Counter::kArrived ? "to arrive" : "to reduce");
@@ -202,7 +201,7 @@ void ShmGroup::check_signature(int peer) const {
   // Messages are built only here, off the fast path.
   const std::string& who = names_[static_cast<size_t>(peer)];
   const std::string& me = names_[static_cast<size_t>(rank_)];
-  const std::string mine = describe(signature_) + " (call " + std::to_string(seq_) + ")";
+  const std::string mine = describe_call() + " (call " + std::to_string(seq_) + ")";
   const std::string message =
       theirs.first_step != step_
           ? who + " is inside another call at step " + std::to_string(step_) + " where " + me + " called " + mine
@@ -213,9 +212,15 @@ void ShmGroup::check_signature(int peer) const {
   throw Error(Status::kMismatch, message);
 }
 
+std::string ShmGroup::describe_call() const {
+  const std::optional<CallSignature> signature =
+      signature_from_wire(recorded_.kind, recorded_.dtype, recorded_.op, recorded_.root, recorded_.count);
+  return signature ? describe(*signature) : "an unknown call";
+}
+
 void ShmGroup::timed_out(int peer, const char* what) const {
   const std::string message = names_[static_cast<size_t>(rank_)] + " timed out waiting for " +
-                              names_[static_cast<size_t>(peer)] + " " + what + " in " + describe(signature_) +
+                              names_[static_cast<size_t>(peer)] + " " + what + " in " + describe_call() +
                               " (call " + std::to_string(seq_) + ", shared memory)" +
                               (stall_ != nullptr ? stall_->behind_note(seq_) : "");
   failure_->set(Status::kTimeout, message);

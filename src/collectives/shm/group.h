@@ -132,6 +132,8 @@ class ShmGroup {
   template <typename Copy>
   int copy_with(int rank, Copy&& copy) const;
   void check_signature(int peer) const;
+  // describe() of the current call, for messages.
+  std::string describe_call() const;
   unsigned char* record_data(int rank) const { return segment_.control(rank).calls[step_ & 1].data; }
   [[noreturn]] void timed_out(int peer, const char* what) const;
 
@@ -146,10 +148,10 @@ class ShmGroup {
   StallWatch* stall_ = nullptr;
   uint64_t step_ = 1;  // counters start at 0: "nothing published yet"
   uint64_t call_first_step_ = 0;
-  CallSignature signature_;
-  // The signature as the call record carries it, for arrive() to write and
-  // check_signature() to compare with a peer's: kept here, not read back from
-  // this rank's own record, a line the peers are polling.
+  // The call's signature as the call record carries it, its one copy here:
+  // arrive() writes it, check_signature() compares a peer's with it (not with
+  // this rank's own record, a line the peers are polling), and messages
+  // decode it (describe_call).
   struct RecordedSignature {
     int16_t kind = 0;
     int16_t dtype = 0;
