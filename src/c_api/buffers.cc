@@ -1,6 +1,5 @@
 #include "c_api/buffers.h"
 
-#include <limits>
 #include <string>
 
 #include "c_api/guard.h"
@@ -20,9 +19,9 @@ Checked check_buffer(const dist_buffer_t* buffer, const char* name) {
   // `name` becomes a string on the error paths only: every call passes here.
   // A count whose bytes, times 16, overflow is refused (by the multiplication:
   // a division per buffer costs an 8-byte call tens of cycles).
+  // The builtin checks the exact product against size_t, whatever count's width.
   size_t bytes_times_16 = 0;
-  if (buffer->count > std::numeric_limits<size_t>::max() ||
-      __builtin_mul_overflow(static_cast<size_t>(buffer->count), 16 * size_of(out.dtype), &bytes_times_16)) {
+  if (__builtin_mul_overflow(buffer->count, 16 * size_of(out.dtype), &bytes_times_16)) {
     fail_invalid(std::string(name) + ": count " + std::to_string(buffer->count) + " is too large");
   }
   if (buffer->count > 0 && buffer->data == nullptr) {
