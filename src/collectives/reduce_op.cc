@@ -10,8 +10,6 @@ namespace {
 // Indexed by the ReduceOp value.
 constexpr const char* kNames[kReduceOpCount] = {"sum", "prod", "min", "max", "mean"};
 
-bool in_range(int32_t value) { return value >= 0 && value < kReduceOpCount; }
-
 }  // namespace
 
 void fail_bad_reduce_op(int32_t value) {
@@ -24,7 +22,7 @@ void fail_bad_reduce_op(int32_t value) {
 
 const char* name(ReduceOp op) {
   const int32_t value = static_cast<int32_t>(op);
-  return in_range(value) ? kNames[value] : "invalid";
+  return reduce_op_in_range(value) ? kNames[value] : "invalid";
 }
 
 }  // namespace dist

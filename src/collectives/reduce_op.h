@@ -21,10 +21,12 @@ inline constexpr int32_t kReduceOpCount = 5;
 // Throws invalid-argument naming `value` and the valid ops.
 [[noreturn]] void fail_bad_reduce_op(int32_t value);
 
+inline constexpr bool reduce_op_in_range(int32_t value) { return value >= 0 && value < kReduceOpCount; }
+
 // `value` as a ReduceOp; throws invalid-argument naming the value when it is
 // not one of the numbers above. Inline: every reducing call passes here.
 inline ReduceOp reduce_op_from_int(int32_t value) {
-  if (value < 0 || value >= kReduceOpCount) fail_bad_reduce_op(value);
+  if (!reduce_op_in_range(value)) fail_bad_reduce_op(value);
   return static_cast<ReduceOp>(value);
 }
 
