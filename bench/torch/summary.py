@@ -25,18 +25,17 @@ def main(path):
             continue
         ratios[(collective, nbytes)] = ratio = medians["gloo"] / medians[ours]
         print(f"{collective:10} {nbytes // 1024:>8} {medians['gloo']:11.1f} {medians[ours]:14.1f} {ratio:15.2f}x")
-    # The DDP step without communication, in the same run: what each backend adds to it.
+    # The DDP step's two floors, in the same run: what each backend adds to them.
+    floors = [("compute", "without DDP", "gloo over it"),
+              ("null", "on a backend that moves nothing", "the best ratio any backend could reach under DDP here is")]
     for (collective, nbytes), medians in sorted(table.items()):
-        if collective == "ddp_step" and "compute" in medians and "gloo" in medians and ours in medians:
-            floor = medians["compute"]
-            print(f"ddp_step without communication {floor / 1000:.1f} ms: gloo adds "
-                  f"{(medians['gloo'] - floor) / 1000:.1f} ms, {ours} {(medians[ours] - floor) / 1000:.1f} ms; "
-                  f"gloo over it {medians['gloo'] / floor:.2f}x")
-        if collective == "ddp_step" and "null" in medians and "gloo" in medians and ours in medians:
-            null = medians["null"]
-            print(f"ddp_step on a backend that moves nothing {null / 1000:.1f} ms: gloo adds "
-                  f"{(medians['gloo'] - null) / 1000:.1f} ms, {ours} {(medians[ours] - null) / 1000:.1f} ms; "
-                  f"the best ratio any backend could reach under DDP here is {medians['gloo'] / null:.2f}x")
+        if collective != "ddp_step" or "gloo" not in medians or ours not in medians:
+            continue
+        for impl, what, ratio_text in floors:
+            if impl in medians:
+                floor = medians[impl]
+                print(f"ddp_step {what} {floor / 1000:.1f} ms: gloo adds {(medians['gloo'] - floor) / 1000:.1f} ms, "
+                      f"{ours} {(medians[ours] - floor) / 1000:.1f} ms; {ratio_text} {medians['gloo'] / floor:.2f}x")
     allreduce = {n: r for (c, n), r in ratios.items() if c == "allreduce"}
     ddp = [r for (c, _), r in ratios.items() if c == "ddp_step"]
     if across_hosts:
