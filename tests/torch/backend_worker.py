@@ -460,14 +460,15 @@ def cuda_to_nccl(report, rank, size, store_path):
         dist.all_reduce(on_host)
         work.wait()
         report.check(f"all_reduce {dtype} on the host", same(on_host, expected), f"{on_host} != {expected}")
-        report.check(f"all_reduce {dtype} on the GPU", same(on_device.cpu(), expected))
+        report.check(f"all_reduce {dtype} on the GPU", same(on_device.cpu(), expected), f"{on_device} != {expected}")
     on_device = torch.full((17,), float(rank + 1), device="cuda")
     dist.broadcast(on_device, src=size - 1)
-    report.check("broadcast on the GPU", same(on_device.cpu(), torch.full((17,), float(size))))
+    report.check("broadcast on the GPU", same(on_device.cpu(), torch.full((17,), float(size))),
+                 f"{on_device} != {float(size)} everywhere")
     gathered = [torch.empty(3, dtype=torch.int64) for _ in range(size)]
     dist.all_gather(gathered, torch.full((3,), rank, dtype=torch.int64))
     report.check("all_gather on the host", all(same(g, torch.full((3,), r, dtype=torch.int64))
-                                                for r, g in enumerate(gathered)))
+                                                for r, g in enumerate(gathered)), f"{gathered}")
     dist.destroy_process_group()
 
 
