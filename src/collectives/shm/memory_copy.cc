@@ -1,6 +1,7 @@
 #include "collectives/shm/memory_copy.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -10,8 +11,41 @@
 
 namespace dist {
 
+namespace {
+
+bool amd_processor() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amd");
+#else
+  return false;
+#endif
+}
+
+// Decided when the library loads; every copy reads it.
+const ChunkCopy g_chunk_copy = chunk_copy_for(std::getenv("DIST_SHM_COPY"), amd_processor());
+
+}  // namespace
+
+ChunkCopy chunk_copy_for(const char* setting, bool amd) {
+  if (setting != nullptr && std::strcmp(setting, "memcpy") == 0) return ChunkCopy::kMemcpy;
+  if (setting != nullptr && std::strcmp(setting, "vectors") == 0) return ChunkCopy::kVectorMoves;
+  return amd ? ChunkCopy::kVectorMoves : ChunkCopy::kMemcpy;
+}
+
+ChunkCopy chunk_copy() { return g_chunk_copy; }
+
 void copy_chunk(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;  // empty calls may pass null buffers
+  if (g_chunk_copy == ChunkCopy::kMemcpy) {
+    std::memcpy(dst, src, bytes);
+  } else {
+    copy_with_vector_moves(dst, src, bytes);
+  }
+}
+
+void copy_with_vector_moves(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
   auto* out = static_cast<unsigned char*>(dst);
   const auto* in = static_cast<const unsigned char*>(src);
   size_t i = 0;

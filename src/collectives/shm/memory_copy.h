@@ -1,12 +1,15 @@
 // The copies of the shared-memory path, written out instead of calling memcpy.
 //
-// copy_chunk: glibc's memcpy moves blocks of a few KiB and up with `rep movsb`,
-// which on the AMD cores of these machines runs several times slower when
-// source and destination sit at the same offset within a page — exactly the
-// case of a slot and a user buffer (both page aligned, same offset into the
-// chunk). Measured with dist-bench: the split all-reduce of 1 MiB took 517 us
-// with memcpy and 169 us with vector moves. A plain loop of 16-byte moves has
-// no such case.
+// copy_chunk: glibc's memcpy, except on AMD processors. There memcpy moves
+// blocks of a few KiB and up with `rep movsb`, which runs several times
+// slower when source and destination sit at the same offset within a page --
+// exactly the case of a slot and a user buffer (both page aligned, same
+// offset into the chunk): the split all-reduce of 1 MiB took 517 us with
+// memcpy and 169 us with plain 16-byte vector moves, which have no such case.
+// On Intel processors memcpy (wider moves, chosen for the processor) is the
+// faster: on one with AVX-512, 2 ranks, its broadcast took 0.77 of the vector
+// moves' time at 64 KiB, 0.86 at 256 KiB and 0.94-0.96 from 1 to 16 MiB
+// (bench/README.md). DIST_SHM_COPY=memcpy or vectors fixes the choice.
 //
 // stream_store: copying a finished chunk to its destination in DRAM without
 // first reading the destination into the cache. An ordinary store to a line
@@ -22,6 +25,16 @@ namespace dist {
 
 // dst[0..bytes) = src[0..bytes); the buffers must not overlap.
 void copy_chunk(void* dst, const void* src, size_t bytes);
+
+// The two ways copy_chunk copies, and which one this process uses (chosen
+// once, by chunk_copy_for() of its environment and processor).
+enum class ChunkCopy { kMemcpy, kVectorMoves };
+ChunkCopy chunk_copy();
+// DIST_SHM_COPY's `setting` ("memcpy", "vectors"; null or anything else: by
+// the processor), on an AMD processor or not.
+ChunkCopy chunk_copy_for(const char* setting, bool amd_processor);
+// copy_chunk's vector moves, whatever chunk_copy() says.
+void copy_with_vector_moves(void* dst, const void* src, size_t bytes);
 
 // The same with non-temporal stores, ordered before any later store of this
 // thread (it ends with a store fence).
