@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "topology/processor_vendor.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <emmintrin.h>
 #define DIST_HAVE_SSE2_STREAMS 1
@@ -13,17 +15,8 @@ namespace dist {
 
 namespace {
 
-bool amd_processor() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  return __builtin_cpu_is("amd");
-#else
-  return false;
-#endif
-}
-
 // Decided when the library loads; every copy reads it.
-const ChunkCopy g_chunk_copy = chunk_copy_for(std::getenv("DIST_SHM_COPY"), amd_processor());
+const ChunkCopy g_chunk_copy = chunk_copy_for(std::getenv("DIST_SHM_COPY"), processor_is_amd());
 
 }  // namespace
 

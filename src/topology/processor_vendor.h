@@ -1,0 +1,11 @@
+// Whose processor this is, where the fastest way to copy memory depends on it
+// (collectives/shm/memory_copy.h, the shared-memory algorithm table).
+#pragma once
+
+namespace dist {
+
+// Whether this process runs on an AMD processor (x86 CPUID; false elsewhere).
+// Read once; every rank of a host sees the same.
+bool processor_is_amd();
+
+}  // namespace dist
