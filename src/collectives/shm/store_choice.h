@@ -7,12 +7,9 @@
 // 76-105 streamed); in the slow mode an ordinary store to a line the other
 // core has just read waits for that line, and non-temporal ones win by as much
 // (180-223 against 76-105). No fixed choice is right in both, so each rank
-// chooses per call from what its recent calls of the same size class took:
-// it times every call, keeps the last three times of each kind, and takes the
-// kind whose median is lower; the first six calls of a class alternate, and
-// every 32nd call after them tries the other kind, so that a change of mode
-// shows. Only how a rank writes its own slot depends on it, so ranks never
-// need to agree.
+// chooses per call from what its recent calls of the same size class took
+// (timed_choice.h). Only how a rank writes its own slot depends on it, so
+// ranks never need to agree.
 //
 // DIST_SHM_STREAM_STORES=0 or 1 fixes the choice (ordinary, non-temporal).
 #pragma once
@@ -20,6 +17,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+
+#include "collectives/shm/timed_choice.h"
 
 namespace dist {
 
@@ -41,20 +40,8 @@ class StoreChoice {
   void took(const Call& call, int64_t ns);
 
  private:
-  static constexpr int kClasses = 64;  // by the highest set bit of the size
-  static constexpr int kSamples = 3;  // Tries::median() takes the middle one
-  struct Tries {
-    int64_t ns[kSamples] = {0, 0, 0};
-    int count = 0;  // samples taken, up to kSamples
-    int next = 0;   // where the next goes
-    int64_t median() const;
-  };
-  struct SizeClass {
-    uint64_t calls = 0;
-    Tries tries[2];  // ordinary, streamed
-  };
   int fixed_ = -1;  // -1: chosen per call; 0 or 1: always that
-  SizeClass classes_[kClasses];
+  TimedChoice learned_;  // second: streamed
 };
 
 // The stores of one call of an algorithm: the choice, and the call's time from
