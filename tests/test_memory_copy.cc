@@ -16,8 +16,10 @@ using dist::ChunkCopy;
 using CopyFunction = void (*)(void*, const void*, size_t);
 
 // Sizes around the vector moves' 64-byte lines and stream_store's 16-byte
-// head, a page, and a slot-sized chunk with a ragged end.
-const size_t kSizes[] = {0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 129, 4095, 4096, 4096 + 13, 256 * 1024 + 7};
+// head, a page, memcpy's least size (kMemcpyMinBytes) and a slot-sized
+// chunk with a ragged end.
+const size_t kSizes[] = {0,   1,   15,   16,   17,        63,    64,    65,    127,
+                         128, 129, 4095, 4096, 4096 + 13, 16383, 16384, 16385, 256 * 1024 + 7};
 const size_t kOffsets[] = {0, 1, 8, 15, 16, 33};
 constexpr size_t kGuard = 64;  // bytes checked untouched on each side of the destination
 

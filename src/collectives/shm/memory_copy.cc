@@ -30,7 +30,7 @@ ChunkCopy chunk_copy() { return g_chunk_copy; }
 
 void copy_chunk(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;  // empty calls may pass null buffers
-  if (g_chunk_copy == ChunkCopy::kMemcpy) {
+  if (g_chunk_copy == ChunkCopy::kMemcpy && bytes >= kMemcpyMinBytes) {
     std::memcpy(dst, src, bytes);
   } else {
     copy_with_vector_moves(dst, src, bytes);

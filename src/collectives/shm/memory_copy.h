@@ -7,9 +7,12 @@
 // offset into the chunk): the split all-reduce of 1 MiB took 517 us with
 // memcpy and 169 us with plain 16-byte vector moves, which have no such case.
 // On Intel processors memcpy (wider moves, chosen for the processor) is the
-// faster: on one with AVX-512, 2 ranks, its broadcast took 0.77 of the vector
-// moves' time at 64 KiB, 0.86 at 256 KiB and 0.94-0.96 from 1 to 16 MiB
-// (bench/README.md). DIST_SHM_COPY=memcpy or vectors fixes the choice.
+// faster from kMemcpyMinBytes: on one with AVX-512, 2 ranks, its broadcast
+// took 0.84 of the vector moves' time at 16 KiB, 0.77-0.81 at 32-64 KiB and
+// 0.84-0.96 from 256 KiB to 16 MiB, its all-gather 0.76-0.94 from 16 KiB to
+// 1 MiB; below, its calls cost more than they save (1 KiB 1.09-1.20, 4 KiB
+// 1.05-1.08, 8 KiB level; bench/README.md). DIST_SHM_COPY=memcpy or vectors
+// fixes the choice.
 //
 // stream_store: copying a finished chunk to its destination in DRAM without
 // first reading the destination into the cache. An ordinary store to a line
@@ -25,6 +28,9 @@ namespace dist {
 
 // dst[0..bytes) = src[0..bytes); the buffers must not overlap.
 void copy_chunk(void* dst, const void* src, size_t bytes);
+
+// Where memcpy copies, from this size (below it, the vector moves).
+inline constexpr size_t kMemcpyMinBytes = 16 * 1024;
 
 // The two ways copy_chunk copies, and which one this process uses (chosen
 // once, by chunk_copy_for() of its environment and processor).
