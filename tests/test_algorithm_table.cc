@@ -187,6 +187,41 @@ void test_shared_memory_selection_is_pinned(void**) {
   }
 }
 
+// Where a shared-memory group learns between two all-reduce rows
+// (shm/agreed_choice.h): exactly where the split writing into the peers'
+// results was selected for a call into a separate result with a core for
+// every rank and nothing forced, the other row being shm_read_write.
+void test_learned_alternative(void**) {
+  const size_t sizes[] = {8, 65536, 262143, 262144, 1 << 20, 16u << 20, (16u << 20) + 1, 64u << 20};
+  for (const char* forced_name : {"", "shm", "shm_split", "shm_read_write"}) {
+    dist::ForcedAllReduce forced;
+    assert_true(dist::find_forced_all_reduce(forced_name, &forced));
+    for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+      for (size_t bytes : sizes) {
+        for (int flags = 0; flags < 16; ++flags) {
+          dist::Selection s;
+          s.bytes = bytes;
+          s.ranks = 2;
+          s.single_copy = (flags & 1) != 0;
+          s.shares_cores = (flags & 2) != 0;
+          s.in_place = (flags & 4) != 0;
+          s.pieces = (flags & 8) != 0 && kind == CollectiveKind::kAllReduce;
+          const dist::AlgorithmRow& chosen = dist::select_algorithm(kind, dist::Path::kSharedMemory, s, forced);
+          const dist::AlgorithmRow* other = dist::learned_alternative(kind, chosen, s, forced);
+          const bool learns = kind == CollectiveKind::kAllReduce && forced.rows == 0 &&
+                              std::string(chosen.name) == "shm_split_single_copy" && !s.in_place && !s.shares_cores;
+          if ((other != nullptr) != learns || (other != nullptr && std::string(other->name) != "shm_read_write")) {
+            fail_msg("%s of %zu bytes, flags %d, forced '%s' (%s): alternative %s", dist::name(kind), bytes, flags,
+                     forced_name, chosen.name, other != nullptr ? other->name : "none");
+          }
+          // Learning happens from 256 KiB to 16 MiB out of place, no more.
+          if (learns && (bytes < 262144 || bytes > (16u << 20))) fail_msg("learns at %zu bytes", bytes);
+        }
+      }
+    }
+  }
+}
+
 // The names that force an all-reduce, and the C ABI's DIST_ALLREDUCE_*
 // numbers for them, come from the table.
 void test_forced_names(void**) {
@@ -294,6 +329,7 @@ int main(void) {
       cmocka_unit_test(test_selection),
       cmocka_unit_test(test_selection_is_pinned),
       cmocka_unit_test(test_shared_memory_selection_is_pinned),
+      cmocka_unit_test(test_learned_alternative),
       cmocka_unit_test(test_forced_names),
       cmocka_unit_test(test_hierarchical_selection),
   };

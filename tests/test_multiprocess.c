@@ -219,6 +219,32 @@ static void test_single_copy_agreement(void** state) {
   }
 }
 
+/* Where the communicator learns between two all-reduce algorithms, rank 0
+ * decides for both ranks call by call: exact results whichever ran (the
+ * worker checks each), both ran, and each rank counted the same calls of
+ * each (a rank that followed another choice would have run the other
+ * protocol, and hung or got wrong sums). */
+static void test_learned_all_reduce(void** state) {
+  (void)state;
+  const char* shm = getenv("DIST_SHM");
+  if (shm != NULL && strcmp(shm, "0") == 0) return; /* the point-to-point run of this suite */
+  struct launch launch;
+  run_ranks(&launch, 2, "learned", NULL, 120);
+  expect_all_succeed(&launch, "learned");
+  char first[64] = "";
+  for (int r = 0; r < 2; ++r) {
+    const char* line = strstr(launch_output(&launch, r), "learned ");
+    if (line == NULL) fail_msg("rank %d printed no counts:\n%s", r, launch_output(&launch, r));
+    const size_t length = strcspn(line, "\n");
+    if (r == 0) {
+      snprintf(first, sizeof first, "%.*s", (int)length, line);
+    } else if (strlen(first) != length || strncmp(line, first, length) != 0) {
+      fail_msg("rank 1 counted \"%.*s\", rank 0 \"%s\"", (int)length, line, first);
+    }
+  }
+  if (strncmp(first, "learned not here", 16) == 0) print_message("%s: no choice to learn on this system\n", first);
+}
+
 /* Every UCX message by rendezvous: the receiver then reads a send buffer when it
  * is ready, not when the send was posted, so an algorithm that writes into a
  * buffer whose send has not completed gets wrong results here. */
@@ -316,6 +342,7 @@ int main(void) {
       cmocka_unit_test(test_tcp_bulk_endpoints),
       cmocka_unit_test(test_abort),
       cmocka_unit_test(test_paths),      cmocka_unit_test(test_single_copy_agreement),
+      cmocka_unit_test(test_learned_all_reduce),
       cmocka_unit_test(test_rendezvous_everywhere), cmocka_unit_test(test_stats),
       cmocka_unit_test(test_stall_names_the_late_rank), cmocka_unit_test(test_deterministic_across_paths),
   };

@@ -339,6 +339,18 @@ const AlgorithmRow& select_algorithm(CollectiveKind kind, Path path, Selection s
   fail(Status::kInternal, std::string(name(kind)) + " has no algorithm on the " + name(path) + " path");
 }
 
+const AlgorithmRow* learned_alternative(CollectiveKind kind, const AlgorithmRow& chosen, const Selection& s,
+                                        const ForcedAllReduce& forced) {
+  if (kind != CollectiveKind::kAllReduce || forced.rows != 0) return nullptr;
+  // The split's own rule (takes_split_write) has already said single copies,
+  // no pieces and at most kSplitWriteMaxBytes.
+  if (chosen.id != Algorithm::kShmAllReduceSplitSingleCopy || s.in_place || s.shares_cores) return nullptr;
+  for (const AlgorithmRow& row : kAllReduce) {
+    if (row.id == Algorithm::kShmAllReduceReadWrite) return &row;
+  }
+  return nullptr;
+}
+
 bool find_forced_all_reduce(const std::string& name, ForcedAllReduce* forced) {
   ForcedAllReduce found;
   if (!name.empty()) {

@@ -124,6 +124,16 @@ std::string forced_all_reduce_names(const Path* path, const char* quote, const c
 const AlgorithmRow& select_algorithm(CollectiveKind kind, Path path, Selection selection,
                                      const ForcedAllReduce& forced);
 
+// Where two rows can run a call and which is the faster depends on the
+// machine's speed mode, so that a shared-memory group learns between them
+// call by call (shm/agreed_choice.h): the other row for a call `selection`
+// chose `chosen` for. Null where nothing is learned (forced rows among them).
+// Today one pair: an out-of-place all-reduce from 256 KiB to 16 MiB with a
+// core for every rank, the split writing into the peers' results or
+// shm_read_write.
+const AlgorithmRow* learned_alternative(CollectiveKind kind, const AlgorithmRow& chosen, const Selection& selection,
+                                        const ForcedAllReduce& forced);
+
 // The forced all-reduce for `name` when it is "" (AUTO) or a point-to-point
 // algorithm; other names throw invalid-argument, listing those.
 ForcedAllReduce forced_point_to_point(const std::string& name);

@@ -812,9 +812,85 @@ static void scenario_single_copy(dist_context_t* context) {
   CHECK(dist_barrier(world, NULL) == DIST_OK, "barrier: %s", dist_last_error());
 }
 
+/* Out-of-place all-reduces of sizes where the communicator learns between
+ * two algorithms (it names shm_split_single_copy for them): rank 0 decides
+ * for every rank, call by call, so every call must give the exact result
+ * whichever ran and leave the input alone, and over the calls of a size both
+ * must run (the first six of a size alternate). Prints "learned SPLIT
+ * READ_WRITE", the calls each ran on this rank, which every rank must print
+ * alike; or "learned not here (ALGORITHM)" where the split's single copy is
+ * not taken (no single copies here, more ranks than cores). */
+static void scenario_learned(dist_context_t* context) {
+  int32_t rank = 0, n = 0;
+  dist_comm_t* world = world_of(context, &rank, &n);
+  const char* algorithm = NULL;
+  CHECK(dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_REDUCE, 1 << 20, &algorithm) == DIST_OK, "algorithm: %s",
+        dist_last_error());
+  if (algorithm == NULL || strcmp(algorithm, "shm_split_single_copy") != 0) {
+    printf("learned not here (%s)\n", algorithm != NULL ? algorithm : "none");
+    return;
+  }
+  /* f32 sums of 256 KiB + 12 bytes and 1 MiB + 4 bytes; f64 means of 1 MiB + 40 bytes: exact values. */
+  const uint64_t float_counts[] = {65536 + 3, (1u << 18) + 1};
+  const int calls = 80;
+  for (size_t c = 0; c < 2; ++c) {
+    const uint64_t count = float_counts[c];
+    float* send = malloc(count * sizeof *send);
+    float* recv = malloc(count * sizeof *recv);
+    for (int call = 0; call < calls; ++call) {
+      for (uint64_t i = 0; i < count; ++i) send[i] = (float)((rank + 1) * (int)(i % 97) + call);
+      memset(recv, 0xff, count * sizeof *recv);
+      dist_buffer_t s = buffer_of(send, count, DIST_DTYPE_F32), r = buffer_of(recv, count, DIST_DTYPE_F32);
+      CHECK(dist_all_reduce(world, &s, &r, DIST_OP_SUM, NULL) == DIST_OK, "all_reduce %d: %s", call, dist_last_error());
+      for (uint64_t i = 0; i < count; ++i) {
+        const float expected = (float)((int)(i % 97) * n * (n + 1) / 2 + n * call);
+        const float input = (float)((rank + 1) * (int)(i % 97) + call);
+        if (recv[i] != expected || send[i] != input) {
+          CHECK(0, "call %d of %llu floats: [%llu] = %g (expected %g), input %g (was %g)", call,
+                (unsigned long long)count, (unsigned long long)i, recv[i], expected, send[i], input);
+          break;
+        }
+      }
+    }
+    free(send);
+    free(recv);
+  }
+  const uint64_t count = (1u << 17) + 5;
+  double* send = malloc(count * sizeof *send);
+  double* recv = malloc(count * sizeof *recv);
+  for (int call = 0; call < calls / 2; ++call) {
+    for (uint64_t i = 0; i < count; ++i) send[i] = (double)((rank + 1) * (int)(i % 97) + call);
+    dist_buffer_t s = buffer_of(send, count, DIST_DTYPE_F64), r = buffer_of(recv, count, DIST_DTYPE_F64);
+    CHECK(dist_all_reduce(world, &s, &r, DIST_OP_MEAN, NULL) == DIST_OK, "mean %d: %s", call, dist_last_error());
+    for (uint64_t i = 0; i < count; ++i) {
+      const double expected = (double)((int)(i % 97) * (n + 1)) / 2.0 + call;
+      if (recv[i] != expected) {
+        CHECK(0, "mean %d: [%llu] = %g, expected %g", call, (unsigned long long)i, recv[i], expected);
+        break;
+      }
+    }
+  }
+  free(send);
+  free(recv);
+
+  dist_comm_stat_t stats[8];
+  uint64_t rows = 0, split = 0, read_write = 0, other = 0;
+  CHECK(dist_comm_stats(world, stats, 8, &rows) == DIST_OK, "stats: %s", dist_last_error());
+  for (uint64_t i = 0; i < rows && i < 8; ++i) {
+    if (stats[i].collective != DIST_COLLECTIVE_ALL_REDUCE) continue;
+    if (strcmp(stats[i].algorithm, "shm_split_single_copy") == 0) split += stats[i].calls;
+    else if (strcmp(stats[i].algorithm, "shm_read_write") == 0) read_write += stats[i].calls;
+    else other += stats[i].calls;
+  }
+  CHECK(split > 0 && read_write > 0 && other == 0 && split + read_write == (uint64_t)(2 * calls + calls / 2),
+        "calls: %llu split, %llu read_write, %llu other", (unsigned long long)split, (unsigned long long)read_write,
+        (unsigned long long)other);
+  printf("learned %llu %llu\n", (unsigned long long)split, (unsigned long long)read_write);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: collective_worker matrix|big|quick|requests|split|mismatch HOW|kill RANK|abort|path EXPECTED|single_copy|join\n");
+    fprintf(stderr, "usage: collective_worker matrix|big|quick|requests|split|mismatch HOW|kill RANK|abort|path EXPECTED|single_copy|learned|join\n");
     return 2;
   }
   const char* scenario = argv[1];
@@ -836,6 +912,7 @@ int main(int argc, char** argv) {
   else if (strcmp(scenario, "path") == 0 && argc > 2) scenario_path(context, atoi(argv[2]));
   else if (strcmp(scenario, "single_copy") == 0) scenario_single_copy(context);
   else if (strcmp(scenario, "stats") == 0) scenario_stats(context);
+  else if (strcmp(scenario, "learned") == 0) scenario_learned(context);
   else if (strcmp(scenario, "timeline") == 0) scenario_timeline(context);
   else if (strcmp(scenario, "stall") == 0) scenario_stall(context);
   else if (strcmp(scenario, "deterministic") == 0) scenario_deterministic(context);

@@ -60,7 +60,8 @@ ShmGroup::ShmGroup(ShmSegment segment, int rank, std::vector<std::string> names,
       failure_(std::move(failure)),
       pids_(std::move(pids)),
       shares_cores_(segment_.ranks() > (cores > 0 ? cores : usable_cores())),
-      spin_polls_(shares_cores_ ? kSpinPollsSharedCore : kSpinPollsOwnCore) {}
+      spin_polls_(shares_cores_ ? kSpinPollsSharedCore : kSpinPollsOwnCore),
+      all_reduce_choice_(segment_.agreed_words(), rank == 0) {}
 
 void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::milliseconds timeout) {
   recorded_.kind = static_cast<int16_t>(signature.kind);
@@ -72,6 +73,7 @@ void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::
   timeout_ = timeout;
   deadline_ = {};
   call_first_step_ = step_;
+  ++calls_;
 }
 
 void ShmGroup::arrive() {

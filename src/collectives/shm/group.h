@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/shm/agreed_choice.h"
 #include "collectives/shm/segment.h"
 #include "collectives/shm/store_choice.h"
 #include "collectives/signature.h"
@@ -123,6 +124,13 @@ class ShmGroup {
   // all-reduce's inputs in. Each learns from its own calls.
   StoreChoice& broadcast_stores() { return broadcast_stores_; }
   StoreChoice& copy_in_stores() { return copy_in_stores_; }
+  // Whether an out-of-place all-reduce reads and writes the peers' buffers
+  // or splits through the slots, where that is learned (agreed_choice.h):
+  // rank 0 decides for every rank.
+  AgreedChoice& all_reduce_choice() { return all_reduce_choice_; }
+  // How many calls began on this group before the current one: the same on
+  // every rank (each call takes at least one step that every rank arrives at).
+  uint64_t call_index() const { return calls_ - 1; }
 
  private:
   enum class Counter { kArrived, kReduced };
@@ -164,6 +172,8 @@ class ShmGroup {
   std::chrono::steady_clock::time_point deadline_{};  // unset (epoch) until the call first waits long
   StoreChoice broadcast_stores_;
   StoreChoice copy_in_stores_;
+  AgreedChoice all_reduce_choice_;
+  uint64_t calls_ = 0;  // begin()s so far
 };
 
 }  // namespace dist

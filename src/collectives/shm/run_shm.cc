@@ -29,8 +29,19 @@ void run_shm_algorithm(ShmGroup& group, const CollectiveCall& call, const Forced
   Selection selection = shm_selection(group, bytes, call.send == call.recv);
   selection.pieces = call.pieces != nullptr;
   const AlgorithmRow& row = select_algorithm(s.kind, Path::kSharedMemory, selection, forced);
-  if (ran != nullptr) *ran = &row;
-  row.run({call, nullptr, &group, nullptr, nullptr});
+  const AlgorithmRow* other = learned_alternative(s.kind, row, selection, forced);
+  if (other == nullptr) {
+    if (ran != nullptr) *ran = &row;
+    row.run({call, nullptr, &group, nullptr, nullptr});
+    return;
+  }
+  // Every rank takes the row rank 0 decided for this call (agreed_choice.h).
+  AgreedChoice& choice = group.all_reduce_choice();
+  const AgreedChoice::Call agreed = choice.begin(group.call_index(), bytes);
+  const AlgorithmRow& taken = agreed.second ? *other : row;
+  if (ran != nullptr) *ran = &taken;
+  taken.run({call, nullptr, &group, nullptr, nullptr});
+  choice.finished(agreed);
 }
 
 }  // namespace dist

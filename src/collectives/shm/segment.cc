@@ -15,7 +15,7 @@
 namespace dist {
 namespace {
 
-constexpr uint64_t kMagic = 0x64697374'73686d34ull;  // "distshm4": each rank's copy state on a line of its own
+constexpr uint64_t kMagic = 0x64697374'73686d35ull;  // "distshm5": the agreed choices in the header's page
 constexpr size_t kPage = 4096;
 
 struct ShmHeader {
@@ -28,7 +28,8 @@ struct ShmHeader {
 
 size_t round_up(size_t bytes, size_t to) { return (bytes + to - 1) / to * to; }
 
-size_t controls_offset() { return round_up(sizeof(ShmHeader), kPage); }
+size_t agreed_offset() { return round_up(sizeof(ShmHeader), alignof(ShmAgreedChoices)); }
+size_t controls_offset() { return round_up(agreed_offset() + sizeof(ShmAgreedChoices), kPage); }
 size_t slots_offset(int ranks) {
   return controls_offset() + round_up(sizeof(ShmRankControl) * static_cast<size_t>(ranks), kPage);
 }
@@ -78,6 +79,8 @@ ShmSegment ShmSegment::create(const std::string& name, int ranks, size_t slot_by
   }
   auto* controls = reinterpret_cast<unsigned char*>(base) + controls_offset();
   for (int r = 0; r < ranks; ++r) new (controls + sizeof(ShmRankControl) * static_cast<size_t>(r)) ShmRankControl();
+  auto* agreed = new (static_cast<unsigned char*>(base) + agreed_offset()) ShmAgreedChoices();
+  for (std::atomic<uint64_t>& word : agreed->words) word.store(0, std::memory_order_relaxed);
   auto* header = static_cast<ShmHeader*>(base);
   header->ranks = static_cast<uint32_t>(ranks);
   header->slot_bytes = slot_bytes;
@@ -124,6 +127,7 @@ ShmSegment::ShmSegment(void* base, size_t bytes, int ranks, size_t slot_bytes)
       bytes_(bytes),
       ranks_(ranks),
       slot_bytes_(slot_bytes),
+      agreed_(reinterpret_cast<ShmAgreedChoices*>(static_cast<unsigned char*>(base) + agreed_offset())),
       controls_(reinterpret_cast<ShmRankControl*>(static_cast<unsigned char*>(base) + controls_offset())),
       slots_(static_cast<unsigned char*>(base) + slots_offset(ranks)) {}
 
@@ -136,6 +140,7 @@ ShmSegment& ShmSegment::operator=(ShmSegment&& other) noexcept {
     bytes_ = std::exchange(other.bytes_, 0);
     ranks_ = other.ranks_;
     slot_bytes_ = other.slot_bytes_;
+    agreed_ = std::exchange(other.agreed_, nullptr);
     controls_ = std::exchange(other.controls_, nullptr);
     slots_ = std::exchange(other.slots_, nullptr);
   }

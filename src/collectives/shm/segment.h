@@ -1,5 +1,6 @@
 // A POSIX shared-memory segment that every rank of a communicator on one host
-// maps: a header, one control block per rank, and two data slots per rank.
+// maps: a header (with the group's agreed choices), one control block per
+// rank, and two data slots per rank.
 //
 // Rank 0 creates it under an unguessable name (mode 0600, memory reserved up
 // front so that a full /dev/shm is an error here, not a SIGBUS later); the
@@ -58,6 +59,15 @@ struct alignas(64) ShmCopyState {
   std::atomic<uint32_t> withdrawn{0};
 };
 
+// The choices every rank of a group makes alike without a message
+// (agreed_choice.h): one word per size class, written by rank 0 alone, read
+// by every rank at the start of a call; in the header's page, on lines of
+// their own.
+inline constexpr int kShmAgreedClasses = 64;
+struct alignas(64) ShmAgreedChoices {
+  std::atomic<uint64_t> words[kShmAgreedClasses];
+};
+
 struct alignas(64) ShmRankControl {
   ShmCallRecord calls[2];
   std::atomic<uint64_t> reduced{0};  // last step whose reduced slice is published
@@ -88,6 +98,8 @@ class ShmSegment {
   // Inline, with the offsets worked out once: every step of every call
   // reaches them several times.
   ShmRankControl& control(int rank) const { return controls_[rank]; }
+  // The group's agreed choices (kShmAgreedClasses words).
+  std::atomic<uint64_t>* agreed_words() const { return agreed_->words; }
   // Data slot `which` (0 or 1) of `rank`.
   unsigned char* slot(int rank, int which) const {
     return slots_ + (2 * static_cast<size_t>(rank) + static_cast<size_t>(which)) * slot_bytes_;
@@ -100,6 +112,7 @@ class ShmSegment {
   size_t bytes_ = 0;
   int ranks_ = 0;
   size_t slot_bytes_ = 0;
+  ShmAgreedChoices* agreed_ = nullptr;  // in base_
   ShmRankControl* controls_ = nullptr;  // in base_
   unsigned char* slots_ = nullptr;      // in base_
 };

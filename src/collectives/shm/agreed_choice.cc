@@ -1,0 +1,57 @@
+#include "collectives/shm/agreed_choice.h"
+
+#include "collectives/shm/segment.h"
+
+namespace dist {
+
+namespace agreed_word {
+
+uint64_t make(bool before, bool from, uint64_t switch_seq) {
+  return (switch_seq << 2) | (from ? 2u : 0u) | (before ? 1u : 0u);
+}
+
+bool second_at(uint64_t word, uint64_t seq) { return seq >= (word >> 2) ? (word & 2) != 0 : (word & 1) != 0; }
+
+uint64_t after_call(uint64_t word, uint64_t seq, bool next) {
+  return make(second_at(word, seq + 1), next, seq + 2);
+}
+
+}  // namespace agreed_word
+
+namespace {
+
+int word_of(size_t bytes) {
+  int c = 0;
+  while (bytes > 1 && c < kShmAgreedClasses - 1) {
+    bytes >>= 1;
+    ++c;
+  }
+  return c;
+}
+
+}  // namespace
+
+AgreedChoice::Call AgreedChoice::begin(uint64_t seq, size_t bytes) {
+  Call call;
+  call.seq = seq;
+  call.bytes = bytes;
+  // Relaxed: the arrivals' release and acquire order rank 0's writes (above).
+  call.second = agreed_word::second_at(words_[word_of(bytes)].load(std::memory_order_relaxed), seq);
+  if (leader_) call.start = std::chrono::steady_clock::now();
+  return call;
+}
+
+void AgreedChoice::finished(const Call& call) {
+  if (!leader_) return;
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - call.start);
+  TimedChoice::Call proposal = learned_.choose(call.bytes);
+  learned_.took({call.second, true, proposal.size_class}, ns.count());
+  std::atomic<uint64_t>& word = words_[word_of(call.bytes)];
+  const uint64_t now = word.load(std::memory_order_relaxed);
+  // Unchanged from seq + 1 on: nothing to write (a write would cost every
+  // rank a cache miss on its next call).
+  if (agreed_word::second_at(now, call.seq + 1) == proposal.second && (now >> 2) <= call.seq + 1) return;
+  word.store(agreed_word::after_call(now, call.seq, proposal.second), std::memory_order_relaxed);
+}
+
+}  // namespace dist
