@@ -120,6 +120,20 @@ void test_selection_is_pinned(void**) {
   }
 }
 
+// A shared-memory group's selection for `bytes` among `ranks` ranks, the
+// bits of `flags` saying single copies (1), more ranks than cores (2), in
+// place (4) and, for an all-reduce, pieces (8).
+dist::Selection shared_memory_selection(CollectiveKind kind, size_t bytes, int ranks, int flags) {
+  dist::Selection s;
+  s.bytes = bytes;
+  s.ranks = ranks;
+  s.single_copy = (flags & 1) != 0;
+  s.shares_cores = (flags & 2) != 0;
+  s.in_place = (flags & 4) != 0;
+  s.pieces = (flags & 8) != 0 && kind == CollectiveKind::kAllReduce;
+  return s;
+}
+
 // The shared-memory choices, as run_shm and the shm algorithms made them
 // before the table: the direct all-reduce to 16 KiB unless forced; in place
 // from 64 KiB with a core for every rank, reading the peers' inputs and
@@ -168,13 +182,7 @@ void test_shared_memory_selection_is_pinned(void**) {
     for (CollectiveKind kind : kinds) {
       for (size_t bytes : sizes) {
         for (int flags = 0; flags < 16; ++flags) {
-          dist::Selection s;
-          s.bytes = bytes;
-          s.ranks = 4;
-          s.single_copy = (flags & 1) != 0;
-          s.shares_cores = (flags & 2) != 0;
-          s.in_place = (flags & 4) != 0;
-          s.pieces = (flags & 8) != 0 && kind == CollectiveKind::kAllReduce;
+          const dist::Selection s = shared_memory_selection(kind, bytes, 4, flags);
           const std::string chosen = dist::select_algorithm(kind, dist::Path::kSharedMemory, s, forced).name;
           const std::string want = expected(kind, s, forced_name);
           if (chosen != want) {
@@ -199,13 +207,7 @@ void test_learned_alternative(void**) {
     for (CollectiveKind kind : {CollectiveKind::kAllReduce, CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
       for (size_t bytes : sizes) {
         for (int flags = 0; flags < 16; ++flags) {
-          dist::Selection s;
-          s.bytes = bytes;
-          s.ranks = 2;
-          s.single_copy = (flags & 1) != 0;
-          s.shares_cores = (flags & 2) != 0;
-          s.in_place = (flags & 4) != 0;
-          s.pieces = (flags & 8) != 0 && kind == CollectiveKind::kAllReduce;
+          const dist::Selection s = shared_memory_selection(kind, bytes, 2, flags);
           const dist::AlgorithmRow& chosen = dist::select_algorithm(kind, dist::Path::kSharedMemory, s, forced);
           const dist::AlgorithmRow* other = dist::learned_alternative(kind, chosen, s, forced);
           const bool learns = kind == CollectiveKind::kAllReduce && forced.rows == 0 &&
