@@ -18,25 +18,15 @@ uint64_t after_call(uint64_t word, uint64_t seq, bool next) {
 
 }  // namespace agreed_word
 
-namespace {
-
-int word_of(size_t bytes) {
-  int c = 0;
-  while (bytes > 1 && c < kShmAgreedClasses - 1) {
-    bytes >>= 1;
-    ++c;
-  }
-  return c;
-}
-
-}  // namespace
+static_assert(TimedChoice::kClasses == kShmAgreedClasses, "one word per size class of the learning");
 
 AgreedChoice::Call AgreedChoice::begin(uint64_t seq, size_t bytes) {
   Call call;
   call.seq = seq;
   call.bytes = bytes;
   // Relaxed: the arrivals' release and acquire order rank 0's writes (above).
-  call.second = agreed_word::second_at(words_[word_of(bytes)].load(std::memory_order_relaxed), seq);
+  const uint64_t word = words_[TimedChoice::size_class_of(bytes)].load(std::memory_order_relaxed);
+  call.second = agreed_word::second_at(word, seq);
   if (leader_) call.start = std::chrono::steady_clock::now();
   return call;
 }
@@ -44,9 +34,11 @@ AgreedChoice::Call AgreedChoice::begin(uint64_t seq, size_t bytes) {
 void AgreedChoice::finished(const Call& call) {
   if (!leader_) return;
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - call.start);
-  TimedChoice::Call proposal = learned_.choose(call.bytes);
-  learned_.took({call.second, true, proposal.size_class}, ns.count());
-  std::atomic<uint64_t>& word = words_[word_of(call.bytes)];
+  // This call's time first, so that the decision already counts it.
+  const int size_class = TimedChoice::size_class_of(call.bytes);
+  learned_.took({call.second, true, size_class}, ns.count());
+  const TimedChoice::Call proposal = learned_.choose(call.bytes);
+  std::atomic<uint64_t>& word = words_[size_class];
   const uint64_t now = word.load(std::memory_order_relaxed);
   // Unchanged from seq + 1 on: nothing to write (a write would cost every
   // rank a cache miss on its next call).

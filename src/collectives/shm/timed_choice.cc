@@ -13,16 +13,16 @@ namespace {
 constexpr uint64_t kFirstTrials = 6;
 constexpr uint64_t kTrialPeriod = 32;
 
-int size_class_of(size_t bytes) {
+}  // namespace
+
+int TimedChoice::size_class_of(size_t bytes) {
   int c = 0;
-  while (bytes > 1 && c < 63) {
+  while (bytes > 1 && c < kClasses - 1) {
     bytes >>= 1;
     ++c;
   }
   return c;
 }
-
-}  // namespace
 
 int64_t TimedChoice::Tries::median() const {
   // Of two, the lower: a call slowed by something else says less.

@@ -25,12 +25,15 @@ class TimedChoice {
     int size_class = 0;
   };
 
+  // The size class of `bytes`: the highest set bit, 0 to kClasses - 1.
+  static int size_class_of(size_t bytes);
+  static constexpr int kClasses = 64;
+
   Call choose(size_t bytes);
   // A call's time (ignored where it was not timed).
   void took(const Call& call, int64_t ns);
 
  private:
-  static constexpr int kClasses = 64;  // by the highest set bit of the size
   static constexpr int kSamples = 3;   // Tries::median() takes the middle one
   struct Tries {
     int64_t ns[kSamples] = {0, 0, 0};
