@@ -55,8 +55,7 @@ void test_after_call_keeps_the_next_call(void**) {
 // furthest ahead the group's steps let a rank be. Every call, both must take
 // the same way; over the first calls of a size both ways are taken.
 void test_follower_one_call_ahead_agrees(void**) {
-  dist::ShmAgreedChoices shared{};
-  for (auto& w : shared.words) w.store(0);
+  dist::ShmAgreedChoices shared{};  // all zero, as a new segment's
   AgreedChoice leader(shared.words, true);
   AgreedChoice follower(shared.words, false);
   const size_t sizes[] = {1 << 20, 300 * 1024};  // two size classes, interleaved
@@ -85,8 +84,7 @@ void test_follower_one_call_ahead_agrees(void**) {
 // A follower never writes, and a call that failed (finished() not called)
 // changes nothing.
 void test_only_the_leader_writes(void**) {
-  dist::ShmAgreedChoices shared{};
-  for (auto& w : shared.words) w.store(0);
+  dist::ShmAgreedChoices shared{};  // all zero, as a new segment's
   AgreedChoice follower(shared.words, false);
   for (uint64_t k = 0; k < 50; ++k) follower.finished(follower.begin(k, 1 << 20));
   for (auto& w : shared.words) assert_int_equal(w.load(), 0);

@@ -40,9 +40,11 @@ void AgreedChoice::finished(const Call& call) {
   const TimedChoice::Call proposal = learned_.choose(call.bytes);
   std::atomic<uint64_t>& word = words_[size_class];
   const uint64_t now = word.load(std::memory_order_relaxed);
-  // Unchanged from seq + 1 on: nothing to write (a write would cost every
-  // rank a cache miss on its next call).
-  if (agreed_word::second_at(now, call.seq + 1) == proposal.second && (now >> 2) <= call.seq + 1) return;
+  // The word's switch is at most seq + 1 (written when an earlier call
+  // finished, for two calls on), so it says the same from seq + 1 on: where
+  // that is the proposal, nothing changes and nothing is written (a write
+  // would cost every rank a cache miss on its next call).
+  if (agreed_word::second_at(now, call.seq + 1) == proposal.second) return;
   word.store(agreed_word::after_call(now, call.seq, proposal.second), std::memory_order_relaxed);
 }
 

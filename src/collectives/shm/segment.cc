@@ -79,8 +79,7 @@ ShmSegment ShmSegment::create(const std::string& name, int ranks, size_t slot_by
   }
   auto* controls = reinterpret_cast<unsigned char*>(base) + controls_offset();
   for (int r = 0; r < ranks; ++r) new (controls + sizeof(ShmRankControl) * static_cast<size_t>(r)) ShmRankControl();
-  auto* agreed = new (static_cast<unsigned char*>(base) + agreed_offset()) ShmAgreedChoices();
-  for (std::atomic<uint64_t>& word : agreed->words) word.store(0, std::memory_order_relaxed);
+  new (static_cast<unsigned char*>(base) + agreed_offset()) ShmAgreedChoices();  // value-initialized: all zero
   auto* header = static_cast<ShmHeader*>(base);
   header->ranks = static_cast<uint32_t>(ranks);
   header->slot_bytes = slot_bytes;
