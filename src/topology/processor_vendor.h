@@ -1,5 +1,5 @@
 // Whose processor this is, where the fastest way to copy memory depends on it
-// (collectives/shm/memory_copy.h, the shared-memory algorithm table).
+// (collectives/shm/memory_copy.h).
 #pragma once
 
 namespace dist {

@@ -1,4 +1,5 @@
-// The copies of the shared-memory path, written out instead of calling memcpy.
+// The copies of the shared-memory path: memcpy where it is the faster, else
+// written out.
 //
 // copy_chunk: glibc's memcpy, except on AMD processors. There memcpy moves
 // blocks of a few KiB and up with `rep movsb`, which runs several times

@@ -35,8 +35,7 @@ StoreChoice::Call StoreChoice::choose(size_t bytes) {
 }
 
 void StoreChoice::took(const Call& call, int64_t ns) {
-  if (!call.timed) return;
-  learned_.took({call.streamed, call.timed, call.size_class}, ns);
+  learned_.took({call.streamed, call.timed, call.size_class}, ns);  // an untimed call is ignored there
 }
 
 ChosenStores::ChosenStores(StoreChoice& choice, size_t bytes) : choice_(choice), call_(choice.choose(bytes)) {
