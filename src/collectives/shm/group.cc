@@ -214,6 +214,14 @@ void ShmGroup::check_signature(int peer) const {
   throw Error(Status::kMismatch, message);
 }
 
+void ShmGroup::await_failure(std::chrono::milliseconds most) const {
+  const auto until = std::chrono::steady_clock::now() + most;
+  while (!failure_->failed() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  failure_->check();
+}
+
 std::string ShmGroup::describe_call() const {
   const std::optional<CallSignature> signature =
       signature_from_wire(recorded_.kind, recorded_.dtype, recorded_.op, recorded_.root, recorded_.count);

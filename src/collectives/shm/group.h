@@ -117,6 +117,9 @@ class ShmGroup {
   void withdraw();
   // Throws the communicator's failure, if it has one.
   void check_failure() const { failure_->check(); }
+  // Waits up to `most` for the communicator's failure to be recorded (by its
+  // monitor, a peer's report or a call), then throws it; returns if none came.
+  void await_failure(std::chrono::milliseconds most) const;
   // The name of `rank`, for messages.
   const std::string& name_of(int rank) const { return names_[static_cast<size_t>(rank)]; }
   // How this rank writes its slot where that is chosen call by call

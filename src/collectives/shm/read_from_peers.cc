@@ -1,4 +1,5 @@
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -7,6 +8,14 @@
 #include "collectives/shm/single_copy.h"
 
 namespace dist {
+
+namespace {
+
+// How long a rank that found a peer's process gone waits for the
+// communicator's own report of it (others had it 0.01 s after a kill).
+constexpr std::chrono::milliseconds kDeadPeerReportWait{2000};
+
+}  // namespace
 
 void publish_address(ShmGroup& group, const void* buffer) {
   const uint64_t address = reinterpret_cast<uintptr_t>(buffer);
@@ -61,6 +70,10 @@ void end_single_copies(ShmGroup& group, const SingleCopyOutcome& mine, const cha
     // withdrawn from the group after its own call failed) is a consequence:
     // the first failure is the one to report.
     group.check_failure();
+    // A peer whose process is gone: the communicator's monitor reports that
+    // within milliseconds of the exit, naming it and its host as every other
+    // rank hears it; that report, not this copy's errno, is the one to give.
+    if (theirs.error == ESRCH) group.await_failure(kDeadPeerReportWait);
     if (theirs.error == kPeerWithdrew) {
       throw Error(Status::kPeerFailed, group.name_of(r) + " could not " + verb + " " + whom +
                                            "'s buffer: " + whom + " left the call after it failed there");
