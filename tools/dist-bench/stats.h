@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <distribute/c_api.h>
 
@@ -14,5 +16,16 @@ void start_stats(dist_comm_t* comm);
 // print for the size `bytes` (every call dist-bench made: the check and the
 // timing's own reductions included), then clears them.
 void print_stats(dist_comm_t* comm, uint64_t bytes);
+
+// Every counter row of `comm` as it stands.
+std::vector<dist_comm_stat_t> stats_snapshot(const dist_comm_t* comm);
+
+// What ran `collective`'s calls between two snapshots, by the bytes each
+// algorithm carried: the one that carried most, then "+" each other that
+// carried at least a tenth. Empty when no call of it ran. This, not
+// dist_comm_algorithm, names what an in-place call ran, and what a choice the
+// library learns took.
+std::string algorithms_between(const std::vector<dist_comm_stat_t>& before, const std::vector<dist_comm_stat_t>& after,
+                               dist_collective_t collective);
 
 }  // namespace dist::bench
