@@ -20,7 +20,11 @@ for each size (the order alternating between rounds), then the DDP step.
   "compute"), which tells how much time each backend adds to the step, and a
   DDP model on a backend that moves nothing (impl "null", null_backend.py):
   DDP's own cost with communication that takes no time, the step no backend
-  can beat under DDP.
+  can beat under DDP. Also in the interleaving, for each backend, its
+  all-reduces of the DDP model's buckets alone (variant "ddp_buckets"): issued
+  asynchronously in bucket order, then waited for, as DDP does, on tensors of
+  the buckets' sizes; null's step plus that is the step a backend would take
+  if its all-reduces cost what they cost alone and overlapped nothing.
 
 Rank 0 writes the CSV (impl,variant,nprocs,bytes,iters,median_us,algbw_GBps,
 busbw_GBps), each row the round with the best median (as bench/compare does).
@@ -153,22 +157,44 @@ class DdpBench:
         torch.nn.functional.mse_loss(model(self.inputs), self.targets).backward()
         optimizer.step()
 
+    def buckets(self, impl):
+        """Tensors the size of DDP's gradient buckets for `impl`'s model, in the
+        order DDP all-reduces them (after its first steps rebuilt them)."""
+        grads = self.models[impl].reducer._get_zeros_like_grad_buckets()  # noqa: SLF001 -- sizes only
+        return [torch.ones_like(bucket.buffer()) for bucket in grads]
+
     def rows(self, groups, world, steps, suffix, round_index):
         barrier = lambda: dist.barrier(group=groups["gloo"])  # noqa: E731
-        impls = [*groups, NULL, COMPUTE]
-        order = impls if round_index % 2 == 0 else list(reversed(impls))
+        def all_reduce_buckets(group, tensors):
+            for work in [dist.all_reduce(t, group=group, async_op=True) for t in tensors]:
+                work.wait()
+
+        def fill(tensors):
+            # As DDP's copies into its buckets leave them: just written, in
+            # the cache (a buffer untouched since the last step's all-reduce
+            # comes back from memory here, 1-2 ms slower at 24 MiB).
+            for tensor in tensors:
+                tensor.fill_(1.0)
+        runs = [(impl, "ddp_step", None, lambda impl=impl: self.step(impl)) for impl in [*groups, NULL, COMPUTE]]
+        for impl, group in groups.items():
+            tensors = self.buckets(impl)
+            runs.append((impl, "ddp_buckets", lambda tensors=tensors: fill(tensors),
+                         lambda group=group, tensors=tensors: all_reduce_buckets(group, tensors)))
+        order = runs if round_index % 2 == 0 else list(reversed(runs))
         rows = []
-        samples = {impl: [] for impl in impls}
+        samples = {(impl, kind): [] for impl, kind, _, _ in runs}
         for _ in range(steps):  # interleaved step by step: both see the same machine
-            for impl in order:
+            for impl, kind, prepare, run in order:
+                if prepare is not None:
+                    prepare()
                 barrier()
                 start = time.perf_counter()
-                self.step(impl)
-                samples[impl].append(slowest(groups["gloo"], time.perf_counter() - start))
+                run()
+                samples[(impl, kind)].append(slowest(groups["gloo"], time.perf_counter() - start))
         nbytes = self.parameters * 4
-        for impl in order:
-            rows.append(row(impl, f"ddp_step/mlp8.4M{suffix}", world, nbytes, steps,
-                            statistics.median(samples[impl]), 2 * (world - 1) / world))
+        for impl, kind, _, _ in order:
+            rows.append(row(impl, f"{kind}/mlp8.4M{suffix}", world, nbytes, steps,
+                            statistics.median(samples[(impl, kind)]), 2 * (world - 1) / world))
         return rows
 
     def check_same_weights(self, groups, world):

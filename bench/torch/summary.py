@@ -36,6 +36,14 @@ def main(path):
                 floor = medians[impl]
                 print(f"ddp_step {what} {floor / 1000:.1f} ms: gloo adds {(medians['gloo'] - floor) / 1000:.1f} ms, "
                       f"{ours} {(medians[ours] - floor) / 1000:.1f} ms; {ratio_text} {medians['gloo'] / floor:.2f}x")
+        # Each backend's all-reduces of the buckets alone, on top of null's step.
+        buckets = table.get(("ddp_buckets", nbytes), {})
+        for impl in ("gloo", ours):
+            if "null" in medians and impl in buckets:
+                alone = medians["null"] + buckets[impl]
+                print(f"ddp_step on null plus {impl}'s bucket all-reduces alone ({buckets[impl] / 1000:.1f} ms) "
+                      f"{alone / 1000:.1f} ms: {impl}'s step if they cost what they cost alone and overlapped "
+                      f"nothing; its step is {medians[impl] / 1000:.1f} ms, gloo / that {medians['gloo'] / alone:.2f}x")
     allreduce = {n: r for (c, n), r in ratios.items() if c == "allreduce"}
     ddp = [r for (c, _), r in ratios.items() if c == "ddp_step"]
     if across_hosts:
