@@ -89,7 +89,8 @@ class Work(dist._Work):
         self._source = None
         self._completed = threading.Event()  # every request ended (set on the library's thread)
         self._claimed = False  # _finish runs once, on whichever thread comes first
-        self._done = threading.Event()  # finished: outputs copied out, requests freed
+        self._done = threading.Event()  # finished: outputs copied out
+        self._released = threading.Event()  # and its requests freed
         self._future = None  # the inner future; get_future() gives self._outer
         self._outer = None
         self._listeners = []  # on_complete callbacks (a coalescing window's work)
@@ -110,9 +111,9 @@ class Work(dist._Work):
         work.on_complete(self._request_done)
 
     def on_complete(self, callback):
-        """callback(error) once this work finished: None, or its DistBackendError."""
+        """callback(error) once this work finished and freed its requests: None, or its DistBackendError."""
         with self._lock:
-            if not self._done.is_set():
+            if not self._released.is_set():
                 self._listeners.append(callback)
                 return
         callback(self._error)
@@ -164,25 +165,31 @@ class Work(dist._Work):
                     self._source = self._receive.source
             except Exception as error:  # noqa: BLE001 -- becomes this work's error
                 self._error = backend_error(self._what, error)
-        for request in self._requests:
-            request.close()
-        self._requests = []
+        requests, self._requests = self._requests, []
         self._finishers = []
         self._receive = None
         with self._lock:
             self._done.set()
-            future, listeners, self._listeners = self._future, self._listeners, []
+            future = self._future
+        # The future first: a waiter needs nothing more of the call, whose
+        # end the library has reported, and each close is a call into C that
+        # lets go of the GIL, which another thread may then keep.
         if future is not None:
             self._complete(future)
-        for listener in listeners:
+        for request in requests:
+            request.close()
+        with self._lock:
+            self._released.set()
+            listeners, self._listeners = self._listeners, []
+        for listener in listeners:  # after the release: the backend's shutdown waits for what they report
             listener(self._error)
 
     def _complete(self, inner):
         inner.set_result(self._outputs if self._error is None else _Failed(self._error))
 
     def wait_finished(self):
-        """Blocks until finished, without raising (shutdown)."""
-        self._done.wait()
+        """Blocks until finished and its requests freed, without raising (shutdown)."""
+        self._released.wait()
 
     # -- torch's Work --
 
