@@ -142,7 +142,8 @@ dist::Selection shared_memory_selection(CollectiveKind kind, size_t bytes, int r
 // (from 256 KiB to 16 MiB into a separate result, 64 MiB in place; 4 and 16
 // MiB with more ranks than cores); single copies of all-gather and
 // all-to-all blocks from 32 KiB (128 KiB with more ranks than cores) to 16
-// MiB, all-to-all only out of place; broadcasts from 64 KiB to 2 MiB
+// MiB, all-to-all only out of place and, with a core for every rank, at any
+// larger size too (added since); broadcasts from 64 KiB to 2 MiB
 // streamed into the slots, not with more ranks than cores; a piecewise
 // all-reduce always splits.
 void test_shared_memory_selection_is_pinned(void**) {
@@ -171,7 +172,7 @@ void test_shared_memory_selection_is_pinned(void**) {
       case CollectiveKind::kAllGather:
         return single_copy && s.bytes <= (16u << 20) ? "shm_single_copy" : "shm";
       case CollectiveKind::kAllToAll:
-        return !s.in_place && single_copy && s.bytes <= (16u << 20) ? "shm_single_copy" : "shm";
+        return !s.in_place && single_copy && (!s.shares_cores || s.bytes <= (16u << 20)) ? "shm_single_copy" : "shm";
       default:
         return "shm";
     }

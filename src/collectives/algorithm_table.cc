@@ -304,8 +304,9 @@ bool takes_single_copy(const Selection& s, CollectiveKind kind) {
   if (s.bytes < (s.shares_cores ? kSingleCopyMinBytesSharedCores : kSingleCopyMinBlockBytes)) return false;
   switch (kind) {
     case CollectiveKind::kAllGather:
-    case CollectiveKind::kAllToAll:
       return s.bytes <= kSingleCopyMaxBytes;
+    case CollectiveKind::kAllToAll:
+      return !s.shares_cores || s.bytes <= kSingleCopyMaxBytes;
     default:
       return false;
   }

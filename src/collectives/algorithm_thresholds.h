@@ -51,9 +51,16 @@ inline constexpr size_t kShmDirectMaxBytes = 16 * 1024;
 // peers' buffers, when the group can (single_copy.h), for blocks of these
 // sizes: one copy instead of two. Below, the system call and the second
 // handshake cost more than the copy saved; with more ranks than cores, more
-// so. Above, the kernel's copy, whose writes pull every destination line into
-// the cache first, loses to the slots' streamed writes (all-gather of 32 MiB
-// blocks, 2 ranks: 7.4-9.0 ms against 7.4-7.7).
+// so. Above kSingleCopyMaxBytes, the kernel's copy, whose writes pull every
+// destination line into the cache first, loses to the slots' streamed writes
+// for an all-gather (32 MiB blocks, 2 ranks: 7.4-9.0 ms against 7.4-7.7; on
+// 2026-12-02, 9 interleaved pairs of dist-bench, single copy / slots: 32 MiB
+// 1.11, 64 MiB 1.19). An all-to-all keeps the single copy at any block size
+// with a core for every rank: there the slots cost a third copy (into the
+// slot, out of it, and the own block), and single copy / slots was 0.84 at
+// 24 MiB blocks, 0.82-0.86 at 32, 0.96-0.99 at 64, 0.91 at 128 (9 pairs each,
+// two runs; 0.88-0.89 at 32 and 64 MiB in 7 pairs on 2026-12-01). With more
+// ranks than cores that was not measured, and the bound stays.
 // The least is where the slots stop being ahead in this machine's slow mode
 // (cross-core round trips 3-4x longer, lines written by another core read at
 // half speed: bench/modes/probe): 2 ranks, all-gathers and all-to-alls of 16

@@ -809,6 +809,9 @@ static void scenario_single_copy(dist_context_t* context) {
     check_movement(world, rank, n, DIST_DTYPE_F64, 65537, in_place);
     check_movement(world, rank, n, DIST_DTYPE_U8, (5u << 20) + 7, in_place);
   }
+  /* Blocks beyond 16 MiB: an all-to-all with a core for every rank still
+   * reads them singly, an all-gather goes through the slots. */
+  check_movement(world, rank, n, DIST_DTYPE_U8, (17u << 20) + 3, 0);
   CHECK(dist_barrier(world, NULL) == DIST_OK, "barrier: %s", dist_last_error());
 }
 
