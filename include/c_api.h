@@ -791,8 +791,9 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
  * into a separate result, does not report; "shm_split_single_copy" is all_reduce from 256 KiB (each rank writes
  * its reduced slice into the others' results), named for a call into a
  * separate result, where it runs to 16 MiB; in place it runs to 64 MiB (with
- * more ranks than cores: 4 and 16 MiB); "shm_single_copy" is all_gather and
- * all_to_all out of place for blocks from 32 KiB to a few MiB.
+ * more ranks than cores: 4 and 16 MiB); "shm_single_copy" is all_gather for
+ * blocks from 32 KiB to 16 MiB and all_to_all out of place for blocks from
+ * 32 KiB (with more ranks than cores: 128 KiB to 16 MiB).
  * Out of place from 256 KiB to 16 MiB with a core for every rank, which of
  * "shm_split_single_copy" and "shm_read_write" is faster depends on the
  * machine's state, so the communicator learns it call by call (rank 0 times
