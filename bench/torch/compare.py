@@ -170,9 +170,9 @@ class DdpBench:
                 work.wait()
 
         def fill(tensors):
-            # As DDP's copies into its buckets leave them: just written, in
-            # the cache (a buffer untouched since the last step's all-reduce
-            # comes back from memory here, 1-2 ms slower at 24 MiB).
+            # As DDP's copies into its buckets leave them: just written (a
+            # buffer untouched since the last step's all-reduce took 1-2 ms
+            # longer to all-reduce here at 24 MiB).
             for tensor in tensors:
                 tensor.fill_(1.0)
         runs = [(impl, "ddp_step", None, lambda impl=impl: self.step(impl)) for impl in [*groups, NULL, COMPUTE]]

@@ -163,8 +163,7 @@ int run_benchmark(dist_comm_t* comm, const Options& o) {
     if (!o.cuda) {
       const std::string ran = algorithms_between(before, stats_snapshot(comm), o.collective);
       if (!ran.empty()) row.algorithm = ran;
-    }
-    if (o.cuda) {
+    } else {
       if (!path_asked) {
         path_asked = true;
         path = device_path(comm);
