@@ -133,7 +133,7 @@ class DistributeBackend(dist._Backend):
         Request when wait is False) on the communicator, blocking for a
         synchronous call, and the Work that reports them."""
         blocking = opts is not None and not opts.asyncOp and self._coalesced is None
-        work = Work(what, outputs, finishers)
+        work = None if blocking else Work(what, outputs, finishers)
         error = None
         with self._lock:
             comm = self._open()
@@ -146,10 +146,10 @@ class DistributeBackend(dist._Backend):
                             work.source_from(request)
             except DistError as caught:
                 error = caught  # wait() and the future raise it
+        if blocking:
+            return Work.ran(what, outputs, finishers, error)
         if self._coalesced is not None:
             self._coalesced.append(work)
-        if blocking:
-            return work.finished() if error is None else work.fail_now(error)
         self._pending.add(work)
         work.on_complete(lambda _error: self._pending.discard(work))
         return work.seal() if error is None else work.fail_now(error)

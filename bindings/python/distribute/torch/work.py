@@ -69,6 +69,12 @@ class _Dispatcher:
 
 dispatcher = _Dispatcher()
 
+# The events of a work made already finished (Work.ran), shared by all of them
+# and never cleared: making and setting three events of its own cost a
+# blocking call more than a 4 KiB all-reduce takes.
+_ALREADY = threading.Event()
+_ALREADY.set()
+
 
 class Work(dist._Work):
     """The outcome of one backend call: wait(timeout) and get_future().
@@ -77,20 +83,23 @@ class Work(dist._Work):
     `finishers` run in order once every request succeeded (copies out of staging
     buffers). Requests are added with track(); seal() says none will follow."""
 
-    def __init__(self, what, outputs, finishers=()):
+    def __init__(self, what, outputs, finishers=(), ended=False):
         super().__init__()
         self._what = what
         self._outputs = list(outputs)
         self._finishers = list(finishers)
         self._requests = []
-        self._pending = 1  # the issuer's hold, released by seal()
+        self._pending = 0 if ended else 1  # the issuer's hold, released by seal()
         self._error = None
         self._receive = None  # the request whose source rank source_rank() gives
         self._source = None
-        self._completed = threading.Event()  # every request ended (set on the library's thread)
         self._claimed = False  # _finish runs once, on whichever thread comes first
-        self._done = threading.Event()  # finished: outputs copied out
-        self._released = threading.Event()  # and its requests freed
+        if ended:
+            self._completed = self._done = self._released = _ALREADY
+        else:
+            self._completed = threading.Event()  # every request ended (set on the library's thread)
+            self._done = threading.Event()  # finished: outputs copied out
+            self._released = threading.Event()  # and its requests freed
         self._future = None  # the inner future; get_future() gives self._outer
         self._outer = None
         self._listeners = []  # on_complete callbacks (a coalescing window's work)
@@ -132,12 +141,15 @@ class Work(dist._Work):
             self._error = self._error or backend_error(self._what, error)
         return self.seal()
 
-    def finished(self):
-        """A call that already ran to completion (blocking): finish here."""
-        self._pending = 0
-        self._completed.set()
-        self._finish()
-        return self
+    @classmethod
+    def ran(cls, what, outputs, finishers=(), error=None):
+        """The work of a call that has already run to its end in this thread
+        (blocking), or failed with `error`: finished here."""
+        work = cls(what, outputs, finishers, ended=True)
+        if error is not None:
+            work._error = backend_error(what, error)
+        work._finish()
+        return work
 
     # -- completion --
 
@@ -169,7 +181,8 @@ class Work(dist._Work):
         self._finishers = []
         self._receive = None
         with self._lock:
-            self._done.set()
+            if not self._done.is_set():
+                self._done.set()
             future = self._future
         # The future first: a waiter needs nothing more of the call, whose
         # end the library has reported, and each close is a call into C that
@@ -179,7 +192,8 @@ class Work(dist._Work):
         for request in requests:
             request.close()
         with self._lock:
-            self._released.set()
+            if not self._released.is_set():
+                self._released.set()
             listeners, self._listeners = self._listeners, []
         for listener in listeners:  # after the release: the backend's shutdown waits for what they report
             listener(self._error)
