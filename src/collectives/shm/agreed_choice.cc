@@ -36,7 +36,7 @@ void AgreedChoice::finished(const Call& call) {
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - call.start);
   // This call's time first, so that the decision already counts it.
   const int size_class = TimedChoice::size_class_of(call.bytes);
-  learned_.took({call.second, true, size_class}, ns.count());
+  learned_.took({call.second, size_class}, ns.count());
   const TimedChoice::Call proposal = learned_.choose(call.bytes);
   std::atomic<uint64_t>& word = words_[size_class];
   const uint64_t now = word.load(std::memory_order_relaxed);

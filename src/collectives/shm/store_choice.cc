@@ -29,13 +29,13 @@ StoreChoice::Call StoreChoice::choose(size_t bytes) {
   }
   const TimedChoice::Call learned = learned_.choose(bytes);
   call.streamed = learned.second;
-  call.timed = learned.timed;
+  call.timed = true;
   call.size_class = learned.size_class;
   return call;
 }
 
 void StoreChoice::took(const Call& call, int64_t ns) {
-  learned_.took({call.streamed, call.timed, call.size_class}, ns);  // an untimed call is ignored there
+  if (call.timed) learned_.took({call.streamed, call.size_class}, ns);
 }
 
 ChosenStores::ChosenStores(StoreChoice& choice, size_t bytes) : choice_(choice), call_(choice.choose(bytes)) {

@@ -39,7 +39,6 @@ TimedChoice::Call TimedChoice::choose(size_t bytes) {
   call.size_class = size_class_of(bytes);
   SizeClass& c = classes_[call.size_class];
   const uint64_t k = c.calls++;
-  call.timed = true;
   const bool second_faster = c.tries[1].median() < c.tries[0].median();
   if (k < kFirstTrials) {
     call.second = (k & 1) != 0;
@@ -52,7 +51,6 @@ TimedChoice::Call TimedChoice::choose(size_t bytes) {
 }
 
 void TimedChoice::took(const Call& call, int64_t ns) {
-  if (!call.timed) return;
   Tries& tries = classes_[call.size_class].tries[call.second ? 1 : 0];
   tries.ns[tries.next] = ns;
   tries.next = (tries.next + 1) % kSamples;

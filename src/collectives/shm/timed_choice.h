@@ -21,7 +21,6 @@ class TimedChoice {
   // What one call does.
   struct Call {
     bool second = false;  // the second way, else the first
-    bool timed = false;   // its time counts towards the choice
     int size_class = 0;
   };
 
@@ -30,7 +29,7 @@ class TimedChoice {
   static constexpr int kClasses = 64;
 
   Call choose(size_t bytes);
-  // A call's time (ignored where it was not timed).
+  // A call's time; only calls that succeeded should report one.
   void took(const Call& call, int64_t ns);
 
  private:
