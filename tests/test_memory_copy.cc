@@ -15,12 +15,12 @@ using dist::ChunkCopy;
 
 using CopyFunction = void (*)(void*, const void*, size_t);
 
-// Sizes around the vector moves' 64-byte lines and stream_store's 16-byte
-// head, a page, memcpy's least size (kMemcpyMinBytes) and a slot-sized
+// Sizes around the vector moves' 64-byte lines and stream_store's head (up
+// to a cache line of the destination), a page, memcpy's least size (kMemcpyMinBytes) and a slot-sized
 // chunk with a ragged end.
 const size_t kSizes[] = {0,   1,   15,   16,   17,        63,    64,    65,    127,
                          128, 129, 4095, 4096, 4096 + 13, 16383, 16384, 16385, 256 * 1024 + 7};
-const size_t kOffsets[] = {0, 1, 8, 15, 16, 33};
+const size_t kOffsets[] = {0, 1, 8, 15, 16, 33, 48, 63};
 constexpr size_t kGuard = 64;  // bytes checked untouched on each side of the destination
 
 uint8_t source_byte(size_t i) { return static_cast<uint8_t>(i * 131 + 7); }
@@ -65,6 +65,20 @@ void test_vector_moves(void**) { check_copies("copy_with_vector_moves", dist::co
 
 void test_stream_store(void**) { check_copies("stream_store", dist::stream_store); }
 
+void test_stream_store_16_byte_stores(void**) {
+  check_copies("stream_store with 16-byte stores", [](void* dst, const void* src, size_t bytes) {
+    dist::stream_store_as(dist::StreamStores::k16Bytes, dst, src, bytes);
+  });
+}
+
+// Only a processor with AVX has them, and there stream_store uses them.
+void test_stream_store_32_byte_stores(void**) {
+  if (dist::stream_stores() != dist::StreamStores::k32Bytes) skip();
+  check_copies("stream_store with 32-byte stores", [](void* dst, const void* src, size_t bytes) {
+    dist::stream_store_as(dist::StreamStores::k32Bytes, dst, src, bytes);
+  });
+}
+
 void test_zero_bytes_take_null_buffers(void**) {
   dist::copy_chunk(nullptr, nullptr, 0);
   dist::copy_with_vector_moves(nullptr, nullptr, 0);
@@ -96,6 +110,8 @@ int main(void) {
       cmocka_unit_test(test_copy_chunk),
       cmocka_unit_test(test_vector_moves),
       cmocka_unit_test(test_stream_store),
+      cmocka_unit_test(test_stream_store_16_byte_stores),
+      cmocka_unit_test(test_stream_store_32_byte_stores),
       cmocka_unit_test(test_zero_bytes_take_null_buffers),
       cmocka_unit_test(test_choice),
       cmocka_unit_test(test_environment),

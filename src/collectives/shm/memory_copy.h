@@ -44,8 +44,18 @@ ChunkCopy chunk_copy_for(const char* setting, bool amd_processor);
 void copy_with_vector_moves(void* dst, const void* src, size_t bytes);
 
 // The same with non-temporal stores, ordered before any later store of this
-// thread (it ends with a store fence).
+// thread (it ends with a store fence). Each whole cache line of the
+// destination takes two 32-byte stores where the processor has AVX, else
+// four 16-byte ones.
 void stream_store(void* dst, const void* src, size_t bytes);
+
+// The widths of stream_store's stores, and the one this process uses.
+enum class StreamStores { k16Bytes, k32Bytes };
+StreamStores stream_stores();
+// stream_store with stores of `width`; k32Bytes needs a processor with AVX
+// (stream_stores() says so). Where there are no vector stores at all, a
+// plain copy.
+void stream_store_as(StreamStores width, void* dst, const void* src, size_t bytes);
 
 // Whether a collective writes its result of `bytes` with stream_store: from
 // 8 MiB on, well beyond what the caches keep, so the destination is not in
