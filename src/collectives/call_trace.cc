@@ -1,6 +1,7 @@
 #include "collectives/call_trace.h"
 
 #include "base/dtype.h"
+#include "base/fast_clock.h"
 #include "base/timeline.h"
 #include "collectives/flight_recorder.h"
 
@@ -11,10 +12,6 @@ namespace {
 // Calls shorter than this get no phase spans (their totals are arguments).
 constexpr int64_t kPhaseSpansMinNs = 1000000;
 
-int64_t steady_ns(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
 }  // namespace
 
 CallTrace::CallTrace(const CallTraceTarget& target, const CollectiveCall& call, uint64_t seq)
@@ -22,14 +19,14 @@ CallTrace::CallTrace(const CallTraceTarget& target, const CollectiveCall& call, 
   // Read the clock only when timing is on: an 8-byte call on one host takes
   // a few clock reads' time.
   if (target.timing || target.timeline != nullptr) {
-    start_ = std::chrono::steady_clock::now();
+    start_ns_ = fast_steady_ns();
     if (target.timeline != nullptr) {
-      phases_.emplace(steady_ns(start_));
+      phases_.emplace(start_ns_);
       set_current_call_phases(&*phases_);
       phases_current_ = true;
     }
   }
-  target.recorder->begin(seq, call.signature, timed() ? steady_ns(start_) : 0);
+  target.recorder->begin(seq, call.signature, start_ns_);
 }
 
 void CallTrace::refuse(Status status) { target_.recorder->end(seq_, status, Path::kSelf, nullptr, 0); }
@@ -41,15 +38,14 @@ CallTrace::~CallTrace() {
 }
 
 void CallTrace::finish(Status status, Path path, const char* algorithm) {
-  const auto end = timed() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  const int64_t end_ns = timed() ? fast_steady_ns() : 0;
   const uint64_t bytes = counted_bytes(call_);
-  target_.recorder->end(seq_, status, path, algorithm, timed() ? steady_ns(end) : 0);
+  target_.recorder->end(seq_, status, path, algorithm, end_ns);
   target_.stats->record(call_.signature.kind, path, algorithm, bytes, status == Status::kOk,
-                        timed() ? std::chrono::duration_cast<std::chrono::nanoseconds>(end - start_).count() : -1);
+                        timed() ? end_ns - start_ns_ : -1);
   if (!phases_) return;
   set_current_call_phases(nullptr);
   phases_current_ = false;
-  const int64_t start_ns = steady_ns(start_), end_ns = steady_ns(end);
   phases_->finish(end_ns);
   const CallSignature& s = call_.signature;
   TimelineCollective event;
@@ -58,8 +54,8 @@ void CallTrace::finish(Status status, Path path, const char* algorithm) {
   event.path = name(path);
   event.algorithm = algorithm;
   if (status != Status::kOk) event.status = status_name(status);
-  event.start_ns = start_ns;
-  event.duration_ns = end_ns - start_ns;
+  event.start_ns = start_ns_;
+  event.duration_ns = end_ns - start_ns_;
   event.lane = target_.lane;
   event.comm = target_.comm_id;
   event.seq = seq_;
@@ -70,7 +66,7 @@ void CallTrace::finish(Status status, Path path, const char* algorithm) {
   target_.timeline->record(event);
   // A short call's phases are its arguments alone: spans of a few
   // microseconds each would cost more to write than the call took.
-  if (end_ns - start_ns < kPhaseSpansMinNs) return;
+  if (end_ns - start_ns_ < kPhaseSpansMinNs) return;
   for (const CallPhases::Interval& interval : phases_->intervals()) {
     TimelineEvent phase;
     phase.name = name(interval.phase);

@@ -5,7 +5,6 @@
 // the thread that runs it; finish() once it ended, either way.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -44,12 +43,12 @@ class CallTrace {
 
  private:
   // Whether the call was timed: its start was read.
-  bool timed() const { return start_ != std::chrono::steady_clock::time_point{}; }
+  bool timed() const { return start_ns_ != 0; }
 
   const CallTraceTarget& target_;
   const CollectiveCall& call_;
   uint64_t seq_;
-  std::chrono::steady_clock::time_point start_{};
+  int64_t start_ns_ = 0;  // the steady clock's, through base/fast_clock.h
   std::optional<CallPhases> phases_;
   bool phases_current_ = false;  // phases_ is this thread's current call's
 };

@@ -1,0 +1,212 @@
+#include "base/fast_clock.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <string>
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+namespace dist {
+
+namespace {
+
+int64_t steady_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+enum class Source : int { kUndecided = 0, kCounter = 1, kSteadyClock = 2 };
+std::atomic<int> g_source{static_cast<int>(Source::kUndecided)};
+
+#if defined(__x86_64__)
+
+// Products of ticks and rates need more than 64 bits (__extension__: a GCC
+// and Clang type, which -pedantic would otherwise flag).
+__extension__ typedef __int128 Wide;
+
+// Counter ticks are converted with a rate in nanoseconds per tick, scaled by 2^32.
+constexpr int kRateShift = 32;
+// Re-anchoring intervals: the first soon (the first rate comes from a short
+// spin), then doubling up to about 50 ms at this kind of machine's 2-3 GHz.
+constexpr uint64_t kFirstIntervalTicks = uint64_t{1} << 21;
+constexpr uint64_t kLongestIntervalTicks = uint64_t{1} << 27;
+constexpr int64_t kFirstSpinNs = 200000;
+
+bool kernel_keeps_time_by_counter() {
+  std::ifstream file("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string name;
+  return static_cast<bool>(file >> name) && name == "tsc";
+}
+
+// Both clocks at one moment: the counter read on either side of the steady
+// clock, best of a few tries (preemption between the reads spoils one).
+struct Reading {
+  uint64_t ticks;
+  int64_t ns;
+};
+
+Reading read_both() {
+  Reading best{0, 0};
+  uint64_t best_spread = ~uint64_t{0};
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const uint64_t before = __rdtsc();
+    const int64_t ns = steady_clock_ns();
+    const uint64_t after = __rdtsc();
+    if (after - before < best_spread) {
+      best_spread = after - before;
+      best = Reading{before + (after - before) / 2, ns};
+    }
+  }
+  return best;
+}
+
+// The conversion in use, published as a sequence lock: readers take a
+// consistent copy, retrying while a re-anchoring writes it.
+struct Anchor {
+  uint64_t ticks;
+  int64_t ns;
+  int64_t rate;  // ns per tick << kRateShift
+  uint64_t next_ticks;
+};
+
+class CounterClock {
+ public:
+  // False when the counter does not behave as a clock here.
+  bool start() {
+    first_ = read_both();
+    while (steady_clock_ns() - first_.ns < kFirstSpinNs) {
+    }
+    const Reading second = read_both();
+    const int64_t rate = rate_between(first_, second);
+    // Plausible counters tick at 0.2-20 GHz.
+    if (rate <= (int64_t{1} << kRateShift) / 20 || rate >= (int64_t{5} << kRateShift)) return false;
+    interval_ = kFirstIntervalTicks;
+    publish(Anchor{second.ticks, second.ns, rate, second.ticks + interval_});
+    return true;
+  }
+
+  int64_t now() {
+    const uint64_t ticks = __rdtsc();
+    const Anchor anchor = current();
+    const int64_t ns = convert(anchor, ticks);
+    if (ticks >= anchor.next_ticks && anchoring_.try_lock()) {
+      reanchor();
+      anchoring_.unlock();
+    }
+    return ns;
+  }
+
+ private:
+  static int64_t rate_between(const Reading& from, const Reading& to) {
+    if (to.ticks <= from.ticks) return 0;
+    return static_cast<int64_t>((static_cast<Wide>(to.ns - from.ns) << kRateShift) /
+                                static_cast<Wide>(to.ticks - from.ticks));
+  }
+
+  static int64_t convert(const Anchor& anchor, uint64_t ticks) {
+    const auto elapsed = static_cast<int64_t>(ticks - anchor.ticks);  // negative for a counter read earlier
+    return anchor.ns + static_cast<int64_t>((static_cast<Wide>(elapsed) * anchor.rate) >> kRateShift);
+  }
+
+  Anchor current() const {
+    for (;;) {
+      const uint32_t version = version_.load(std::memory_order_acquire);
+      if ((version & 1U) == 0) {
+        const Anchor anchor{ticks_.load(std::memory_order_relaxed), ns_.load(std::memory_order_relaxed),
+                            rate_.load(std::memory_order_relaxed), next_ticks_.load(std::memory_order_relaxed)};
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (version_.load(std::memory_order_relaxed) == version) return anchor;
+      }
+    }
+  }
+
+  void publish(const Anchor& anchor) {
+    const uint32_t version = version_.load(std::memory_order_relaxed);
+    version_.store(version + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    ticks_.store(anchor.ticks, std::memory_order_relaxed);
+    ns_.store(anchor.ns, std::memory_order_relaxed);
+    rate_.store(anchor.rate, std::memory_order_relaxed);
+    next_ticks_.store(anchor.next_ticks, std::memory_order_relaxed);
+    version_.store(version + 2, std::memory_order_release);
+  }
+
+  // Under anchoring_: a new anchor at a fresh reading of both clocks, with
+  // the rate measured over everything since the first. The clock does not
+  // step back: if the old conversion is ahead of the steady clock there, the
+  // new anchor keeps its value and the next interval's rate is lowered a
+  // little to close the gap.
+  void reanchor() {
+    const Anchor old = current();
+    const Reading now = read_both();
+    const int64_t predicted = convert(old, now.ticks);
+    if (std::llabs(predicted - now.ns) > kFastClockMostDrift) {
+      g_source.store(static_cast<int>(Source::kSteadyClock), std::memory_order_relaxed);
+      return;
+    }
+    const int64_t measured = rate_between(first_, now);
+    if (measured <= 0) return;
+    interval_ = std::min(interval_ * 2, kLongestIntervalTicks);
+    int64_t rate = measured;
+    const int64_t ahead = predicted - now.ns;
+    if (ahead > 0) {
+      const auto interval_ns = static_cast<int64_t>((static_cast<Wide>(interval_) * measured) >> kRateShift);
+      // At most a thousandth slower, so the clock never stands still.
+      const int64_t slowed = static_cast<int64_t>(static_cast<Wide>(measured) * ahead / std::max<int64_t>(interval_ns, 1));
+      rate = measured - std::min(slowed, measured / 1000);
+    }
+    publish(Anchor{now.ticks, std::max(now.ns, predicted), rate, now.ticks + interval_});
+  }
+
+  std::atomic<uint32_t> version_{0};  // odd while an anchor is written
+  std::atomic<uint64_t> ticks_{0};
+  std::atomic<int64_t> ns_{0};
+  std::atomic<int64_t> rate_{0};
+  std::atomic<uint64_t> next_ticks_{0};
+  std::mutex anchoring_;   // one thread re-anchors; the others convert meanwhile
+  Reading first_{0, 0};    // written before the counter is in use
+  uint64_t interval_ = 0;  // under anchoring_
+};
+
+CounterClock g_counter_clock;
+
+#endif  // __x86_64__
+
+Source decide() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Source source = Source::kSteadyClock;
+#if defined(__x86_64__)
+    const char* forced = std::getenv("DIST_FAST_CLOCK");
+    const bool allowed = forced == nullptr || std::string(forced) != "0";
+    if (allowed && kernel_keeps_time_by_counter() && g_counter_clock.start()) source = Source::kCounter;
+#endif
+    g_source.store(static_cast<int>(source), std::memory_order_release);
+  });
+  return static_cast<Source>(g_source.load(std::memory_order_acquire));
+}
+
+}  // namespace
+
+int64_t fast_steady_ns() {
+  auto source = static_cast<Source>(g_source.load(std::memory_order_relaxed));
+  if (source == Source::kUndecided) source = decide();
+#if defined(__x86_64__)
+  if (source == Source::kCounter) return g_counter_clock.now();
+#endif
+  return steady_clock_ns();
+}
+
+bool fast_clock_uses_tsc() {
+  auto source = static_cast<Source>(g_source.load(std::memory_order_acquire));
+  if (source == Source::kUndecided) source = decide();
+  return source == Source::kCounter;
+}
+
+}  // namespace dist
