@@ -172,7 +172,7 @@ void check_collective_trace(const Json& events, int rank, int n, const char* pat
     const int64_t bytes = args["bytes"].get<int64_t>();
     if (kind == "all_reduce") {
       assert_string_equal(args["dtype"].get<std::string>().c_str(), "f32");
-      assert_true(bytes == 4000 || bytes == 4 << 20);
+      assert_true(bytes == 4000 || bytes == 16 << 20);
     } else if (kind == "broadcast") {
       assert_string_equal(args["dtype"].get<std::string>().c_str(), "i32");
       assert_int_equal(bytes, 40);
@@ -210,7 +210,7 @@ void check_collective_trace(const Json& events, int rank, int n, const char* pat
       fail_msg("%s [%.3f, %.3f] outside its call [%.3f, %.3f]", name.c_str(), start, end, call_start, call_end);
     }
   }
-  // The 4 MiB all-reduce reduces in pieces of 16 KiB or more somewhere.
+  // The 16 MiB all-reduce reduces in pieces of 16 KiB or more somewhere.
   int64_t reducing = 0;
   for (const Json& call : calls) reducing += call["args"]["reducing_ns"].get<int64_t>();
   assert_true(reduced && reducing > 0);

@@ -504,18 +504,22 @@ static void scenario_stats(dist_context_t* context) {
 }
 
 /* A known sequence of calls for the timeline suite (test_timeline): 4
- * all-reduces of 1000 f32, one of 1 Mi f32 (large enough to reduce in
- * traced pieces), 2 broadcasts of 10 i32 from rank 0, a barrier. */
+ * all-reduces of 1000 f32, one of 4 Mi f32 (large enough to reduce in
+ * traced pieces, and long enough, well over the millisecond from which a
+ * call's phases get spans of their own, on any machine: 1 Mi f32 took less
+ * here once the copies got faster), 2 broadcasts of 10 i32 from rank 0, a
+ * barrier. */
+enum { kTimelineLargeCount = 1 << 22 };
 static void scenario_timeline(dist_context_t* context) {
   int32_t rank = 0, n = 0;
   dist_comm_t* world = world_of(context, &rank, &n);
-  static float values[1 << 20];
-  for (int i = 0; i < 1 << 20; ++i) values[i] = (float)(rank + 1);
-  dist_buffer_t small = buffer_of(values, 1000, DIST_DTYPE_F32), large = buffer_of(values, 1 << 20, DIST_DTYPE_F32);
+  static float values[kTimelineLargeCount];
+  for (int i = 0; i < kTimelineLargeCount; ++i) values[i] = (float)(rank + 1);
+  dist_buffer_t small = buffer_of(values, 1000, DIST_DTYPE_F32), large = buffer_of(values, kTimelineLargeCount, DIST_DTYPE_F32);
   for (int i = 0; i < 4; ++i) CHECK(dist_all_reduce(world, NULL, &small, DIST_OP_SUM, NULL) == DIST_OK, "all_reduce: %s", dist_last_error());
   for (int i = 0; i < 1000; ++i) values[i] = (float)(rank + 1);
   CHECK(dist_all_reduce(world, NULL, &large, DIST_OP_SUM, NULL) == DIST_OK, "large all_reduce: %s", dist_last_error());
-  CHECK(values[(1 << 20) - 1] == (float)(n * (n + 1) / 2), "large all_reduce: %g", values[(1 << 20) - 1]);
+  CHECK(values[kTimelineLargeCount - 1] == (float)(n * (n + 1) / 2), "large all_reduce: %g", values[kTimelineLargeCount - 1]);
   int32_t ten[10] = {0};
   dist_buffer_t some = buffer_of(ten, 10, DIST_DTYPE_I32);
   for (int i = 0; i < 2; ++i) CHECK(dist_broadcast(world, &some, 0, NULL) == DIST_OK, "broadcast: %s", dist_last_error());
