@@ -17,16 +17,9 @@ const char* name(CallPhase phase) {
   return "moving data";
 }
 
-std::atomic<int> g_calls_recording_phases{0};
+std::atomic<int> g_open_timelines{0};
 
-CallPhases* current_call_phases() { return t_current; }
-
-void set_current_call_phases(CallPhases* phases) {
-  if ((phases != nullptr) != (t_current != nullptr)) {
-    g_calls_recording_phases.fetch_add(phases != nullptr ? 1 : -1, std::memory_order_relaxed);
-  }
-  t_current = phases;
-}
+CallPhases** current_call_phases_slot() { return &t_current; }
 
 void CallPhases::close(int64_t now_ns) {
   totals_[static_cast<int>(current_)] += now_ns - current_start_ns_;

@@ -59,20 +59,23 @@ class CallPhases {
   size_t interval_count_ = 0;
 };
 
-// How many calls record their phases now, in the whole process: while none
-// does (no timeline), the marks below read this one word and stop. (Not
-// initial-exec TLS, which would be one load too: a library loaded late, as
-// Python loads it after torch, may find no static TLS left for it.)
-extern std::atomic<int> g_calls_recording_phases;
+// How many timelines are open in the whole process (base/timeline.h keeps
+// the count): while none is, the marks below read this one word and stop.
+// (Not initial-exec TLS, which would be one load too: a library loaded late,
+// as Python loads it after torch, may find no static TLS left for it.) A
+// count of timelines rather than of traced calls spares each traced call two
+// atomic read-modify-writes.
+extern std::atomic<int> g_open_timelines;
 
-// The phases of the call this thread runs, while a timeline records; else null.
-CallPhases* current_call_phases();
-// Sets or clears (null) this thread's call; keeps the count above.
-void set_current_call_phases(CallPhases* phases);
+// This thread's slot for the phases of the call it runs (null when it runs
+// no traced call): a traced call sets it at its start and clears it at its
+// end through the one address, one thread-local access for both.
+CallPhases** current_call_phases_slot();
 
-// current_call_phases(), or null at the cost of one load when nothing records.
+// The current call's phases, or null at the cost of one load when no
+// timeline is open.
 inline CallPhases* recording_call_phases() {
-  return g_calls_recording_phases.load(std::memory_order_relaxed) == 0 ? nullptr : current_call_phases();
+  return g_open_timelines.load(std::memory_order_relaxed) == 0 ? nullptr : *current_call_phases_slot();
 }
 
 // Marks `phase` for its scope in the current call, if one is traced.

@@ -1,5 +1,6 @@
 #include "base/timeline.h"
 
+#include "base/call_phases.h"
 #include "base/fast_clock.h"
 
 #include <unistd.h>
@@ -73,9 +74,11 @@ Timeline::Timeline(const std::string& path, const TimelineOwner& owner)
     write_locked(header);
   }
   writer_ = std::thread([this] { writer_loop(); });
+  g_open_timelines.fetch_add(1, std::memory_order_relaxed);
 }
 
 Timeline::~Timeline() {
+  g_open_timelines.fetch_sub(1, std::memory_order_relaxed);
   flush();
   {
     std::lock_guard<std::mutex> guard(mutex_);

@@ -22,8 +22,8 @@ CallTrace::CallTrace(const CallTraceTarget& target, const CollectiveCall& call, 
     start_ns_ = fast_steady_ns();
     if (target.timeline != nullptr) {
       phases_.emplace(start_ns_);
-      set_current_call_phases(&*phases_);
-      phases_current_ = true;
+      phases_slot_ = current_call_phases_slot();
+      *phases_slot_ = &*phases_;
     }
   }
   target.recorder->begin(seq, call.signature, start_ns_);
@@ -33,8 +33,8 @@ void CallTrace::refuse(Status status) { target_.recorder->end(seq_, status, Path
 
 CallTrace::~CallTrace() {
   // A call that ended without finish() (an exception) leaves no stale phases
-  // behind; finish() has cleared them already (a thread-local access each).
-  if (phases_current_) set_current_call_phases(nullptr);
+  // behind; finish() has cleared them already.
+  if (phases_slot_ != nullptr) *phases_slot_ = nullptr;
 }
 
 void CallTrace::finish(Status status, Path path, const char* algorithm) {
@@ -44,8 +44,8 @@ void CallTrace::finish(Status status, Path path, const char* algorithm) {
   target_.stats->record(call_.signature.kind, path, algorithm, bytes, status == Status::kOk,
                         timed() ? end_ns - start_ns_ : -1);
   if (!phases_) return;
-  set_current_call_phases(nullptr);
-  phases_current_ = false;
+  *phases_slot_ = nullptr;
+  phases_slot_ = nullptr;
   phases_->finish(end_ns);
   const CallSignature& s = call_.signature;
   TimelineCollective event;

@@ -50,7 +50,7 @@ class CallTrace {
   uint64_t seq_;
   int64_t start_ns_ = 0;  // the steady clock's, through base/fast_clock.h
   std::optional<CallPhases> phases_;
-  bool phases_current_ = false;  // phases_ is this thread's current call's
+  CallPhases** phases_slot_ = nullptr;  // this thread's slot while it holds &*phases_
 };
 
 }  // namespace dist
