@@ -93,13 +93,18 @@ class CounterClock {
 
   int64_t now() {
     const uint64_t ticks = __rdtsc();
-    const Anchor anchor = current();
-    const int64_t ns = convert(anchor, ticks);
-    if (ticks >= anchor.next_ticks && anchoring_.try_lock()) {
-      reanchor();
+    Anchor anchor = current();
+    if (ticks >= anchor.next_ticks) {
+      // A stale anchor (perhaps from seconds ago, with the first spin's
+      // rough rate) converts this reading only once it is renewed; a thread
+      // that finds another renewing it reads the steady clock this once.
+      if (!anchoring_.try_lock()) return steady_clock_ns();
+      const bool kept = reanchor();
       anchoring_.unlock();
+      if (!kept) return steady_clock_ns();
+      anchor = current();
     }
-    return ns;
+    return convert(anchor, ticks);
   }
 
  private:
@@ -139,29 +144,40 @@ class CounterClock {
 
   // Under anchoring_: a new anchor at a fresh reading of both clocks, with
   // the rate measured over everything since the first. The clock does not
-  // step back: if the old conversion is ahead of the steady clock there, the
-  // new anchor keeps its value and the next interval's rate is lowered a
-  // little to close the gap.
-  void reanchor() {
+  // step back: if the old conversion was ahead of the steady clock, the new
+  // anchor keeps its value and the next interval's rate is lowered a little
+  // to close the gap.
+  // Returns false when it gave the counter up.
+  bool reanchor() {
     const Anchor old = current();
     const Reading now = read_both();
     const int64_t predicted = convert(old, now.ticks);
-    if (std::llabs(predicted - now.ns) > kFastClockMostDrift) {
+    // The old rate's error grows with the time since its anchor (and the
+    // steady clock may be slewed by up to 500 ppm): what is allowed grows
+    // with it, by a thousandth.
+    const int64_t allowed = kFastClockMostDrift + std::max<int64_t>(now.ns - old.ns, 0) / 1000;
+    if (std::llabs(predicted - now.ns) > allowed) {
       g_source.store(static_cast<int>(Source::kSteadyClock), std::memory_order_relaxed);
-      return;
+      return false;
     }
     const int64_t measured = rate_between(first_, now);
-    if (measured <= 0) return;
+    if (measured <= 0) return true;
     interval_ = std::min(interval_ * 2, kLongestIntervalTicks);
+    // No reading converted by the old anchor came past its end (a later
+    // one renewed it first, or read the steady clock), so the new anchor
+    // need be no later than that: after a pause the old rate's error is not
+    // carried on.
+    const int64_t anchor_ns = std::max(now.ns, std::min(predicted, convert(old, old.next_ticks)));
     int64_t rate = measured;
-    const int64_t ahead = predicted - now.ns;
+    const int64_t ahead = anchor_ns - now.ns;
     if (ahead > 0) {
       const auto interval_ns = static_cast<int64_t>((static_cast<Wide>(interval_) * measured) >> kRateShift);
       // At most a thousandth slower, so the clock never stands still.
       const int64_t slowed = static_cast<int64_t>(static_cast<Wide>(measured) * ahead / std::max<int64_t>(interval_ns, 1));
       rate = measured - std::min(slowed, measured / 1000);
     }
-    publish(Anchor{now.ticks, std::max(now.ns, predicted), rate, now.ticks + interval_});
+    publish(Anchor{now.ticks, anchor_ns, rate, now.ticks + interval_});
+    return true;
   }
 
   std::atomic<uint32_t> version_{0};  // odd while an anchor is written

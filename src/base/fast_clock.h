@@ -9,9 +9,10 @@
 // against the steady clock: first over a short spin, then again at every
 // re-anchoring (at growing intervals up to about 50 ms), each time over
 // everything since the first reading, so the estimate keeps improving.
-// Readings never go backwards, and stay within a few microseconds of
-// steady_clock. Anywhere else, or when a re-anchoring finds the counter
-// more than kFastClockMostDrift off the steady clock, it is steady_clock;
+// A re-anchoring does not set the clock back, and readings stay within a
+// few microseconds of steady_clock (tests/test_fast_clock). Anywhere else, or when a re-anchoring finds the counter
+// more than kFastClockMostDrift (plus a thousandth of the time since the
+// last anchor) off the steady clock, it is steady_clock;
 // DIST_FAST_CLOCK=0 makes it steady_clock always (to compare the two).
 #pragma once
 
