@@ -16,6 +16,50 @@ namespace dist {
 
 namespace {
 
+// Products of ticks and rates need more than 64 bits (__extension__: a GCC
+// and Clang type, which -pedantic would otherwise flag).
+__extension__ typedef __int128 Wide;
+
+}  // namespace
+
+int64_t counter_rate(const CounterReading& from, const CounterReading& to) {
+  if (to.ticks <= from.ticks || to.ns <= from.ns) return 0;
+  return static_cast<int64_t>((static_cast<Wide>(to.ns - from.ns) << kCounterRateShift) /
+                              static_cast<Wide>(to.ticks - from.ticks));
+}
+
+int64_t counter_ns(const CounterAnchor& anchor, uint64_t ticks) {
+  const auto elapsed = static_cast<int64_t>(ticks - anchor.ticks);  // negative for a counter read earlier
+  return anchor.ns + static_cast<int64_t>((static_cast<Wide>(elapsed) * anchor.rate) >> kCounterRateShift);
+}
+
+bool renew_counter_anchor(const CounterAnchor& old, const CounterReading& first, const CounterReading& now,
+                          uint64_t interval, CounterAnchor* renewed) {
+  const int64_t predicted = counter_ns(old, now.ticks);
+  // The old rate's error grows with the time since its anchor (and the
+  // steady clock may be slewed by up to 500 ppm): what is allowed grows with
+  // it, by a thousandth.
+  const int64_t allowed = kFastClockMostDrift + std::max<int64_t>(now.ns - old.ns, 0) / 1000;
+  if (std::llabs(predicted - now.ns) > allowed) return false;
+  const int64_t measured = counter_rate(first, now);
+  if (measured <= 0) return false;
+  // No reading converted by the old anchor came past its end (a later one
+  // renewed it first, or read the steady clock).
+  const int64_t anchor_ns = std::max(now.ns, std::min(predicted, counter_ns(old, old.next_ticks)));
+  int64_t rate = measured;
+  const int64_t ahead = anchor_ns - now.ns;
+  if (ahead > 0) {
+    const auto interval_ns = static_cast<int64_t>((static_cast<Wide>(interval) * measured) >> kCounterRateShift);
+    // At most a thousandth slower, so the clock never stands still.
+    const auto slowed = static_cast<int64_t>(static_cast<Wide>(measured) * ahead / std::max<int64_t>(interval_ns, 1));
+    rate = measured - std::min(slowed, measured / 1000);
+  }
+  *renewed = CounterAnchor{now.ticks, anchor_ns, rate, now.ticks + interval};
+  return true;
+}
+
+namespace {
+
 int64_t steady_clock_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -26,12 +70,6 @@ std::atomic<int> g_source{static_cast<int>(Source::kUndecided)};
 
 #if defined(__x86_64__)
 
-// Products of ticks and rates need more than 64 bits (__extension__: a GCC
-// and Clang type, which -pedantic would otherwise flag).
-__extension__ typedef __int128 Wide;
-
-// Counter ticks are converted with a rate in nanoseconds per tick, scaled by 2^32.
-constexpr int kRateShift = 32;
 // Re-anchoring intervals: the first soon (the first rate comes from a short
 // spin), then doubling up to about 50 ms at this kind of machine's 2-3 GHz.
 constexpr uint64_t kFirstIntervalTicks = uint64_t{1} << 21;
@@ -46,13 +84,8 @@ bool kernel_keeps_time_by_counter() {
 
 // Both clocks at one moment: the counter read on either side of the steady
 // clock, best of a few tries (preemption between the reads spoils one).
-struct Reading {
-  uint64_t ticks;
-  int64_t ns;
-};
-
-Reading read_both() {
-  Reading best{0, 0};
+CounterReading read_both() {
+  CounterReading best{0, 0};
   uint64_t best_spread = ~uint64_t{0};
   for (int attempt = 0; attempt < 5; ++attempt) {
     const uint64_t before = __rdtsc();
@@ -60,21 +93,14 @@ Reading read_both() {
     const uint64_t after = __rdtsc();
     if (after - before < best_spread) {
       best_spread = after - before;
-      best = Reading{before + (after - before) / 2, ns};
+      best = CounterReading{before + (after - before) / 2, ns};
     }
   }
   return best;
 }
 
-// The conversion in use, published as a sequence lock: readers take a
-// consistent copy, retrying while a re-anchoring writes it.
-struct Anchor {
-  uint64_t ticks;
-  int64_t ns;
-  int64_t rate;  // ns per tick << kRateShift
-  uint64_t next_ticks;
-};
-
+// The conversion in use (a CounterAnchor) is published as a sequence lock:
+// readers take a consistent copy, retrying while a re-anchoring writes it.
 class CounterClock {
  public:
   // False when the counter does not behave as a clock here.
@@ -82,18 +108,18 @@ class CounterClock {
     first_ = read_both();
     while (steady_clock_ns() - first_.ns < kFirstSpinNs) {
     }
-    const Reading second = read_both();
-    const int64_t rate = rate_between(first_, second);
+    const CounterReading second = read_both();
+    const int64_t rate = counter_rate(first_, second);
     // Plausible counters tick at 0.2-20 GHz.
-    if (rate <= (int64_t{1} << kRateShift) / 20 || rate >= (int64_t{5} << kRateShift)) return false;
+    if (rate <= (int64_t{1} << kCounterRateShift) / 20 || rate >= (int64_t{5} << kCounterRateShift)) return false;
     interval_ = kFirstIntervalTicks;
-    publish(Anchor{second.ticks, second.ns, rate, second.ticks + interval_});
+    publish(CounterAnchor{second.ticks, second.ns, rate, second.ticks + interval_});
     return true;
   }
 
   int64_t now() {
     const uint64_t ticks = __rdtsc();
-    Anchor anchor = current();
+    CounterAnchor anchor = current();
     if (ticks >= anchor.next_ticks) {
       // A stale anchor (perhaps from seconds ago, with the first spin's
       // rough rate) converts this reading only once it is renewed; a thread
@@ -104,26 +130,15 @@ class CounterClock {
       if (!kept) return steady_clock_ns();
       anchor = current();
     }
-    return convert(anchor, ticks);
+    return counter_ns(anchor, ticks);
   }
 
  private:
-  static int64_t rate_between(const Reading& from, const Reading& to) {
-    if (to.ticks <= from.ticks) return 0;
-    return static_cast<int64_t>((static_cast<Wide>(to.ns - from.ns) << kRateShift) /
-                                static_cast<Wide>(to.ticks - from.ticks));
-  }
-
-  static int64_t convert(const Anchor& anchor, uint64_t ticks) {
-    const auto elapsed = static_cast<int64_t>(ticks - anchor.ticks);  // negative for a counter read earlier
-    return anchor.ns + static_cast<int64_t>((static_cast<Wide>(elapsed) * anchor.rate) >> kRateShift);
-  }
-
-  Anchor current() const {
+  CounterAnchor current() const {
     for (;;) {
       const uint32_t version = version_.load(std::memory_order_acquire);
       if ((version & 1U) == 0) {
-        const Anchor anchor{ticks_.load(std::memory_order_relaxed), ns_.load(std::memory_order_relaxed),
+        const CounterAnchor anchor{ticks_.load(std::memory_order_relaxed), ns_.load(std::memory_order_relaxed),
                             rate_.load(std::memory_order_relaxed), next_ticks_.load(std::memory_order_relaxed)};
         std::atomic_thread_fence(std::memory_order_acquire);
         if (version_.load(std::memory_order_relaxed) == version) return anchor;
@@ -131,7 +146,7 @@ class CounterClock {
     }
   }
 
-  void publish(const Anchor& anchor) {
+  void publish(const CounterAnchor& anchor) {
     const uint32_t version = version_.load(std::memory_order_relaxed);
     version_.store(version + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
@@ -142,41 +157,17 @@ class CounterClock {
     version_.store(version + 2, std::memory_order_release);
   }
 
-  // Under anchoring_: a new anchor at a fresh reading of both clocks, with
-  // the rate measured over everything since the first. The clock does not
-  // step back: if the old conversion was ahead of the steady clock, the new
-  // anchor keeps its value and the next interval's rate is lowered a little
-  // to close the gap.
-  // Returns false when it gave the counter up.
+  // Under anchoring_: a new anchor at a fresh reading of both clocks
+  // (renew_counter_anchor); false when it gave the counter up.
   bool reanchor() {
-    const Anchor old = current();
-    const Reading now = read_both();
-    const int64_t predicted = convert(old, now.ticks);
-    // The old rate's error grows with the time since its anchor (and the
-    // steady clock may be slewed by up to 500 ppm): what is allowed grows
-    // with it, by a thousandth.
-    const int64_t allowed = kFastClockMostDrift + std::max<int64_t>(now.ns - old.ns, 0) / 1000;
-    if (std::llabs(predicted - now.ns) > allowed) {
+    const CounterReading now = read_both();
+    CounterAnchor renewed{};
+    interval_ = std::min(interval_ * 2, kLongestIntervalTicks);
+    if (!renew_counter_anchor(current(), first_, now, interval_, &renewed)) {
       g_source.store(static_cast<int>(Source::kSteadyClock), std::memory_order_relaxed);
       return false;
     }
-    const int64_t measured = rate_between(first_, now);
-    if (measured <= 0) return true;
-    interval_ = std::min(interval_ * 2, kLongestIntervalTicks);
-    // No reading converted by the old anchor came past its end (a later
-    // one renewed it first, or read the steady clock), so the new anchor
-    // need be no later than that: after a pause the old rate's error is not
-    // carried on.
-    const int64_t anchor_ns = std::max(now.ns, std::min(predicted, convert(old, old.next_ticks)));
-    int64_t rate = measured;
-    const int64_t ahead = anchor_ns - now.ns;
-    if (ahead > 0) {
-      const auto interval_ns = static_cast<int64_t>((static_cast<Wide>(interval_) * measured) >> kRateShift);
-      // At most a thousandth slower, so the clock never stands still.
-      const int64_t slowed = static_cast<int64_t>(static_cast<Wide>(measured) * ahead / std::max<int64_t>(interval_ns, 1));
-      rate = measured - std::min(slowed, measured / 1000);
-    }
-    publish(Anchor{now.ticks, anchor_ns, rate, now.ticks + interval_});
+    publish(renewed);
     return true;
   }
 
@@ -186,7 +177,7 @@ class CounterClock {
   std::atomic<int64_t> rate_{0};
   std::atomic<uint64_t> next_ticks_{0};
   std::mutex anchoring_;   // one thread re-anchors; the others convert meanwhile
-  Reading first_{0, 0};    // written before the counter is in use
+  CounterReading first_{0, 0};    // written before the counter is in use
   uint64_t interval_ = 0;  // under anchoring_
 };
 
