@@ -2,8 +2,7 @@
 // Its readings lie between steady_clock readings taken around them (within
 // a few microseconds of calibration error), a second after the first
 // reading, across the re-anchorings of the next half second, in one thread
-// and in several at once; one thread's
-// readings never go backwards; it reads the counter exactly where the
+// and in several at once; one thread's readings never go backwards; it reads the counter exactly where the
 // kernel keeps time by it, and not with DIST_FAST_CLOCK=0 (ctest runs the
 // suite with that setting too). The conversion and the renewal of its
 // anchor are checked as arithmetic on made-up readings as well.
@@ -52,6 +51,13 @@ struct Check {
   int64_t worst_before = INT64_MIN;
   int64_t worst_after = INT64_MIN;
   int64_t worst_backwards = 0;
+
+  // One reading, with the steady clock's just before and just after it.
+  void add(int64_t before, int64_t reading, int64_t after) {
+    ++readings;
+    worst_before = std::max(worst_before, before - reading);
+    worst_after = std::max(worst_after, reading - after);
+  }
 };
 
 // Readings bracketed by the steady clock for kCheckedFor; with `pause`, a
@@ -65,19 +71,18 @@ Check check_readings(bool pause) {
     const int64_t before = steady_ns();
     const int64_t reading = dist::fast_steady_ns();
     const int64_t after = steady_ns();
-    check.worst_before = std::max(check.worst_before, before - reading);
-    check.worst_after = std::max(check.worst_after, reading - after);
+    check.add(before, reading, after);
     check.worst_backwards = std::max(check.worst_backwards, previous - reading);
     previous = reading;
-    if (pause && ++check.readings % 4096 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
-    if (!pause) ++check.readings;
+    if (pause && check.readings % 4096 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));
   }
   return check;
 }
 
 void expect_close(const char* what, const Check& check) {
-  print_message("%s: %ld readings; farthest outside the steady clock's around them: %lld ns before, %lld ns after (negative: inside)\n", what,
-                check.readings, static_cast<long long>(check.worst_before),
+  print_message("%s: %ld readings; farthest outside the steady clock's around them: %lld ns before, "
+                "%lld ns after (negative: inside)\n",
+                what, check.readings, static_cast<long long>(check.worst_before),
                 static_cast<long long>(check.worst_after));
   if (check.worst_before > kSlackNs || check.worst_after > kSlackNs) {
     fail_msg("%s: a reading was %lld ns before / %lld ns after the steady clock around it (allowed %lld)", what,
@@ -97,9 +102,7 @@ void test_first_reading_after_a_pause(void**) {
   const int64_t before = steady_ns();
   const int64_t reading = dist::fast_steady_ns();
   const int64_t after = steady_ns();
-  check.readings = 1;
-  check.worst_before = before - reading;
-  check.worst_after = reading - after;
+  check.add(before, reading, after);
   expect_close("a second after the first reading", check);
   assert_int_equal(dist::fast_clock_uses_tsc(), counter);
 }

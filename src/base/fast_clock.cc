@@ -1,5 +1,7 @@
 #include "base/fast_clock.h"
 
+#include "base/log.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -139,7 +141,8 @@ class CounterClock {
       const uint32_t version = version_.load(std::memory_order_acquire);
       if ((version & 1U) == 0) {
         const CounterAnchor anchor{ticks_.load(std::memory_order_relaxed), ns_.load(std::memory_order_relaxed),
-                            rate_.load(std::memory_order_relaxed), next_ticks_.load(std::memory_order_relaxed)};
+                                   rate_.load(std::memory_order_relaxed),
+                                   next_ticks_.load(std::memory_order_relaxed)};
         std::atomic_thread_fence(std::memory_order_acquire);
         if (version_.load(std::memory_order_relaxed) == version) return anchor;
       }
@@ -163,8 +166,14 @@ class CounterClock {
     const CounterReading now = read_both();
     CounterAnchor renewed{};
     interval_ = std::min(interval_ * 2, kLongestIntervalTicks);
-    if (!renew_counter_anchor(current(), first_, now, interval_, &renewed)) {
+    const CounterAnchor old = current();
+    if (!renew_counter_anchor(old, first_, now, interval_, &renewed)) {
       g_source.store(static_cast<int>(Source::kSteadyClock), std::memory_order_relaxed);
+      // Once per process: timestamps get dearer from here on, and whoever
+      // compares timings should know why.
+      log_message(LogLevel::kWarn, "fast clock: the time-stamp counter read " +
+                                       std::to_string(counter_ns(old, now.ticks) - now.ns) +
+                                       " ns off the steady clock; timestamps use clock_gettime from now on");
       return false;
     }
     publish(renewed);
@@ -176,9 +185,9 @@ class CounterClock {
   std::atomic<int64_t> ns_{0};
   std::atomic<int64_t> rate_{0};
   std::atomic<uint64_t> next_ticks_{0};
-  std::mutex anchoring_;   // one thread re-anchors; the others convert meanwhile
-  CounterReading first_{0, 0};    // written before the counter is in use
-  uint64_t interval_ = 0;  // under anchoring_
+  std::mutex anchoring_;        // one thread re-anchors; the others convert meanwhile
+  CounterReading first_{0, 0};  // written before the counter is in use
+  uint64_t interval_ = 0;       // under anchoring_
 };
 
 CounterClock g_counter_clock;
@@ -199,21 +208,21 @@ Source decide() {
   return static_cast<Source>(g_source.load(std::memory_order_acquire));
 }
 
+// The source decided, deciding it at the first call.
+Source current_source() {
+  const auto source = static_cast<Source>(g_source.load(std::memory_order_acquire));
+  return source == Source::kUndecided ? decide() : source;
+}
+
 }  // namespace
 
 int64_t fast_steady_ns() {
-  auto source = static_cast<Source>(g_source.load(std::memory_order_relaxed));
-  if (source == Source::kUndecided) source = decide();
 #if defined(__x86_64__)
-  if (source == Source::kCounter) return g_counter_clock.now();
+  if (current_source() == Source::kCounter) return g_counter_clock.now();
 #endif
   return steady_clock_ns();
 }
 
-bool fast_clock_uses_tsc() {
-  auto source = static_cast<Source>(g_source.load(std::memory_order_acquire));
-  if (source == Source::kUndecided) source = decide();
-  return source == Source::kCounter;
-}
+bool fast_clock_uses_tsc() { return current_source() == Source::kCounter; }
 
 }  // namespace dist

@@ -10,10 +10,11 @@
 // re-anchoring (at growing intervals up to about 50 ms), each time over
 // everything since the first reading, so the estimate keeps improving.
 // A re-anchoring does not set the clock back, and readings stay within a
-// few microseconds of steady_clock (tests/test_fast_clock). Anywhere else, or when a re-anchoring finds the counter
-// more than kFastClockMostDrift (plus a thousandth of the time since the
-// last anchor) off the steady clock, it is steady_clock;
-// DIST_FAST_CLOCK=0 makes it steady_clock always (to compare the two).
+// few microseconds of steady_clock (tests/test_fast_clock). Anywhere else,
+// or once a re-anchoring finds the counter more than kFastClockMostDrift
+// (plus a thousandth of the time since the last anchor) off the steady
+// clock (a warning says so), it is steady_clock; DIST_FAST_CLOCK=0 makes it
+// steady_clock always (to compare the two).
 #pragma once
 
 #include <cstdint>
