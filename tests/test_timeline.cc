@@ -503,6 +503,10 @@ void test_merge_bad_input(void**) {
 }
 
 
+// The bytes of a known recording's event `i`: equal in runs of 64, so that
+// collectives come the same as the one before (a record of no changes).
+int64_t known_bytes(int i) { return int64_t{1} << (i / 64 % 40); }
+
 // The events a known recording must show, each as its seq says: what the
 // spool held. `count` of them, none twice.
 void check_known_events(const Json& trace, int count) {
@@ -519,18 +523,18 @@ void check_known_events(const Json& trace, int count) {
     assert_int_equal(std::llround(e["dur"].get<double>() * 1000), 250 + i);
     assert_int_equal(e["tid"].get<int>(), 1);
     assert_int_equal(e["args"]["seq"].get<int64_t>(), i);
-    assert_int_equal(e["args"]["bytes"].get<int64_t>(), int64_t{1} << (i % 40));
+    assert_int_equal(e["args"]["bytes"].get<int64_t>(), known_bytes(i));
     assert_string_equal(e["args"]["dtype"].get<std::string>().c_str(), i % 2 == 0 ? "f32" : "bf16");
     if (i % 4 == 1) {  // recorded as a TimelineCollective
       const Json& args = e["args"];
-      assert_int_equal(args.size(), i % 12 == 1 ? 10 : 9);
+      assert_int_equal(args.size(), i % 96 == 1 ? 10 : 9);
       assert_int_equal(args["comm"].get<int>(), 3);
       assert_string_equal(args["path"].get<std::string>().c_str(), "shm");
-      assert_string_equal(args["algorithm"].get<std::string>().c_str(), i % 8 == 1 ? "" : "shm_direct");
+      assert_string_equal(args["algorithm"].get<std::string>().c_str(), i % 64 == 1 ? "" : "shm_direct");
       assert_int_equal(args["waiting_ns"].get<int64_t>(), i);
       assert_int_equal(args["reducing_ns"].get<int64_t>(), int64_t{3} << (i % 50));
       assert_int_equal(args["moving_ns"].get<int64_t>(), -i);
-      if (i % 12 == 1) assert_string_equal(args["status"].get<std::string>().c_str(), "TIMEOUT");
+      if (i % 96 == 1) assert_string_equal(args["status"].get<std::string>().c_str(), "TIMEOUT");
       continue;
     }
     assert_int_equal(e["args"]["offset"].get<int64_t>(), -i);
@@ -562,14 +566,14 @@ void test_spool_left_by_a_dead_rank(void**) {
         c.kind = i % 3 == 0 ? "broadcast" : "all_reduce";
         c.dtype = i % 2 == 0 ? "f32" : "bf16";
         c.path = "shm";
-        c.algorithm = i % 8 == 1 ? nullptr : "shm_direct";
-        c.status = i % 12 == 1 ? "TIMEOUT" : nullptr;
+        c.algorithm = i % 64 == 1 ? nullptr : "shm_direct";
+        c.status = i % 96 == 1 ? "TIMEOUT" : nullptr;
         c.start_ns = 5000000000LL + (i % 2 == 0 ? i * 1500LL : -i * 700LL);
         c.duration_ns = 250 + i;
         c.lane = lane;
         c.comm = 3;
         c.seq = static_cast<uint64_t>(i);
-        c.bytes = uint64_t{1} << (i % 40);
+        c.bytes = static_cast<uint64_t>(known_bytes(i));
         c.waiting_ns = i;
         c.reducing_ns = int64_t{3} << (i % 50);
         c.moving_ns = -i;
@@ -582,7 +586,7 @@ void test_spool_left_by_a_dead_rank(void**) {
       e.start_ns = 5000000000LL + (i % 2 == 0 ? i * 1500LL : -i * 700LL);
       e.duration_ns = 250 + i;
       e.lane = lane;
-      e.add("seq", i).add("bytes", int64_t{1} << (i % 40)).add("offset", -i).add("dtype", i % 2 == 0 ? "f32" : "bf16");
+      e.add("seq", i).add("bytes", known_bytes(i)).add("offset", -i).add("dtype", i % 2 == 0 ? "f32" : "bf16");
       if (i % 1000 == 7) e.detail = "a \"quoted\"\nline";
       timeline.record(e);
     }
@@ -619,6 +623,10 @@ void test_spool_left_by_a_dead_rank(void**) {
   if (output.find("is not a libdistribute timeline spool") == std::string::npos || output.find(dir / "text.spool") == std::string::npos) {
     fail_msg("not a spool: %s", output.c_str());
   }
+  // A spool of another layout: which, and what to do.
+  write_text(dir / "old.spool", spooled.substr(0, 7) + "1" + spooled.substr(8));
+  assert_int_not_equal(run_dist_info("timeline convert " + (dir / "old.spool"), &output), 0);
+  if (output.find("has layout 1; this build reads layout 2") == std::string::npos) fail_msg("another layout: %s", output.c_str());
   std::string damaged = spooled.substr(0, 12);
   damaged += '\x7f';
   write_text(dir / "bad.spool", damaged + spooled.substr(12));

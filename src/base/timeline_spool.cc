@@ -16,7 +16,8 @@ namespace dist {
 
 namespace {
 
-constexpr char kMagic[8] = {'D', 'I', 'S', 'T', 'T', 'L', 'S', '1'};
+// The last byte is the layout's version: 2 since collective records carry changes.
+constexpr char kMagic[8] = {'D', 'I', 'S', 'T', 'T', 'L', 'S', '2'};
 enum RecordType : uint8_t { kText = 1, kString = 2, kEvent = 3, kCollective = 4 };
 // An event's flags byte: the argument count, and this bit when it has detail.
 constexpr uint8_t kHasDetail = 0x80;
@@ -52,7 +53,8 @@ class RecordBytes {
   }
 
  private:
-  // An event's fields: type and flags, 5 varints, 3 per argument.
+  // An event's fields: type and flags, 5 varints, 3 per argument (more than
+  // a collective's 14).
   uint8_t bytes_[2 + (5 + 3 * TimelineEvent::kMaxArgs) * kMostVarintBytes];
   uint8_t* at_ = bytes_;
 };
@@ -317,24 +319,36 @@ void TimelineSpoolEncoder::event(std::string& out, const TimelineEvent& e) {
 }
 
 void TimelineSpoolEncoder::collective(std::string& out, const TimelineCollective& c) {
-  SpooledCollective record;
-  record.kind = id_at(out, last_kind_, c.kind);
-  record.dtype = id_at(out, last_dtype_, c.dtype);
-  record.path = id_at(out, last_path_, c.path);
-  record.algorithm = id_at(out, last_algorithm_, c.algorithm);
-  record.status = id_at(out, last_status_, c.status);
-  record.reserved = 0;
-  record.start_ns = c.start_ns;
-  record.duration_ns = c.duration_ns;
-  record.seq = c.seq;
-  record.bytes = c.bytes;
-  record.waiting_ns = c.waiting_ns;
-  record.reducing_ns = c.reducing_ns;
-  record.moving_ns = c.moving_ns;
-  record.lane = c.lane;
-  record.comm = c.comm;
-  out.push_back(static_cast<char>(kCollective));
-  out.append(reinterpret_cast<const char*>(&record), sizeof record);
+  using F = SpooledCollective;
+  SpooledCollective now;
+  now.fields[F::kKind] = id_at(out, last_kind_, c.kind);
+  now.fields[F::kDtype] = id_at(out, last_dtype_, c.dtype);
+  now.fields[F::kPath] = id_at(out, last_path_, c.path);
+  now.fields[F::kAlgorithm] = id_at(out, last_algorithm_, c.algorithm);
+  now.fields[F::kStatus] = id_at(out, last_status_, c.status);
+  now.fields[F::kLane] = c.lane;
+  now.fields[F::kComm] = c.comm;
+  now.fields[F::kBytes] = c.bytes;
+  uint8_t changes = 0;
+  for (int i = 0; i < F::kFieldCount; ++i) {
+    if (now.fields[i] != last_collective_.fields[i]) changes |= static_cast<uint8_t>(1u << i);
+  }
+  RecordBytes record;
+  record.byte(kCollective);
+  record.byte(changes);
+  for (int i = 0; i < F::kFieldCount; ++i) {
+    if ((changes & (1u << i)) != 0) record.varint(now.fields[i]);
+  }
+  record.signed_varint(static_cast<int64_t>(c.seq - (last_collective_.seq + 1)));
+  record.signed_varint(c.start_ns - last_start_ns_);
+  last_start_ns_ = c.start_ns;
+  record.signed_varint(c.duration_ns);
+  record.signed_varint(c.waiting_ns);
+  record.signed_varint(c.reducing_ns);
+  record.signed_varint(c.moving_ns);
+  record.append_to(out);
+  now.seq = c.seq;
+  last_collective_ = now;
 }
 
 SpoolConversion convert_timeline_spool(const std::string& spool_path, TraceSink write) {
@@ -344,8 +358,13 @@ SpoolConversion convert_timeline_spool(const std::string& spool_path, TraceSink 
   }
   char magic[sizeof kMagic];
   int32_t pid = 0;
-  if (std::fread(magic, sizeof magic, 1, file.get()) != 1 || std::memcmp(magic, kMagic, sizeof kMagic) != 0 ||
-      std::fread(&pid, sizeof pid, 1, file.get()) != 1) {
+  const bool has_magic = std::fread(magic, sizeof magic, 1, file.get()) == 1;
+  if (has_magic && std::memcmp(magic, kMagic, sizeof kMagic - 1) == 0 && magic[sizeof kMagic - 1] != kMagic[sizeof kMagic - 1]) {
+    fail_invalid("timeline spool: " + dist::quoted(spool_path) + " has layout " + std::string(1, magic[sizeof kMagic - 1]) +
+                 "; this build reads layout " + std::string(1, kMagic[sizeof kMagic - 1]) +
+                 " (convert it with the dist-info of the build that wrote it)");
+  }
+  if (!has_magic || std::memcmp(magic, kMagic, sizeof kMagic) != 0 || std::fread(&pid, sizeof pid, 1, file.get()) != 1) {
     fail_invalid("timeline spool: " + dist::quoted(spool_path) + " is not a libdistribute timeline spool");
   }
   auto damaged = [&](const std::string& what) {
@@ -376,6 +395,7 @@ SpoolConversion convert_timeline_spool(const std::string& spool_path, TraceSink 
   json.reserve(2);
   json.literal("[\n");
   int64_t last_start_ns = 0;
+  SpooledCollective last_collective;  // what a collective record's changes apply to
   for (;;) {
     uint8_t type = 0;
     if (!in.byte(type)) break;
@@ -427,25 +447,41 @@ SpoolConversion convert_timeline_spool(const std::string& spool_path, TraceSink 
         ++conversion.events;
       }
     } else if (type == kCollective) {
-      SpooledCollective c;
-      whole = in.bytes(&c, sizeof c);
+      using F = SpooledCollective;
+      SpooledCollective& c = last_collective;
+      uint8_t changes = 0;
+      whole = in.byte(changes);
+      for (int i = 0; whole && i < F::kFieldCount; ++i) {
+        if ((changes & (1u << i)) != 0) whole = in.varint(c.fields[i]);
+      }
+      int64_t seq_change = 0, start_change = 0;
+      whole = whole && in.signed_varint(seq_change) && in.signed_varint(start_change) &&
+              in.signed_varint(c.duration_ns) && in.signed_varint(c.waiting_ns) && in.signed_varint(c.reducing_ns) &&
+              in.signed_varint(c.moving_ns);
       if (whole) {
+        for (int field : {F::kKind, F::kDtype, F::kPath, F::kAlgorithm, F::kStatus, F::kLane, F::kComm}) {
+          if (c.fields[field] > UINT32_MAX) damaged("a collective's field " + std::to_string(field) + " out of range");
+        }
+        c.seq += 1 + static_cast<uint64_t>(seq_change);
+        c.start_ns = last_start_ns + start_change;
+        last_start_ns = c.start_ns;
+        auto id = [&](int field) { return static_cast<uint32_t>(c.fields[field]); };
         SpooledEvent e;
-        e.name = &string_of(c.kind);
+        e.name = &string_of(id(F::kKind));
         e.category = &fixed.category;
-        e.lane = c.lane;
+        e.lane = id(F::kLane);
         e.start_ns = c.start_ns;
         e.duration_ns = c.duration_ns;
-        e.add(fixed.comm, static_cast<int64_t>(c.comm));
+        e.add(fixed.comm, static_cast<int64_t>(c.fields[F::kComm]));
         e.add(fixed.seq, static_cast<int64_t>(c.seq));
-        e.add(fixed.dtype, string_of(c.dtype));
-        e.add(fixed.bytes, static_cast<int64_t>(c.bytes));
-        e.add(fixed.path, string_of(c.path));
-        e.add(fixed.algorithm, c.algorithm == 0 ? fixed.none : string_of(c.algorithm));
+        e.add(fixed.dtype, string_of(id(F::kDtype)));
+        e.add(fixed.bytes, static_cast<int64_t>(c.fields[F::kBytes]));
+        e.add(fixed.path, string_of(id(F::kPath)));
+        e.add(fixed.algorithm, id(F::kAlgorithm) == 0 ? fixed.none : string_of(id(F::kAlgorithm)));
         e.add(fixed.waiting, c.waiting_ns);
         e.add(fixed.reducing, c.reducing_ns);
         e.add(fixed.moving, c.moving_ns);
-        if (c.status != 0) e.add(fixed.status, string_of(c.status));
+        if (id(F::kStatus) != 0) e.add(fixed.status, string_of(id(F::kStatus)));
         separate();
         format_event(json, pid, e);
         ++conversion.events;

@@ -19,8 +19,13 @@
 //   event:  flags (argument count, 0x80 with detail), name, category, lane,
 //           start (change from the previous event's), duration, per argument
 //           key, text id (0: a number follows), number; then the detail text
-//   collective: SpooledCollective's bytes as they are (host byte order):
-//           every traced call makes one, and copying is cheaper than encoding
+//   collective: changes (a byte: which of kind, dtype, path, algorithm,
+//           status, lane, comm and bytes differ from the previous collective
+//           record's, bit 0 to bit 7), those fields, the seq's change from
+//           the previous one's plus one, start (as for events), duration,
+//           waiting, reducing and moving. Every traced call makes one, mostly
+//           the same call as the last: about ten bytes, where the file's
+//           writes are what tracing costs most on a host the ranks fill.
 #pragma once
 
 #include <cstddef>
@@ -37,14 +42,16 @@ namespace dist {
 constexpr char kTimelineSpoolSuffix[] = ".spool";
 inline std::string timeline_spool_path(const std::string& timeline_path) { return timeline_path + kTimelineSpoolSuffix; }
 
-// A collective record's fields (after its type byte), names as ids.
+// A collective record's fields, names as ids: what the encoder and the
+// conversion remember of the previous one.
 struct SpooledCollective {
-  int64_t start_ns, duration_ns;
-  uint64_t seq, bytes;
-  int64_t waiting_ns, reducing_ns, moving_ns;
-  uint32_t kind, lane, comm, dtype, path, algorithm, status, reserved;
+  // Written only when they differ from the previous record's: field i is
+  // bit i of the record's changes.
+  enum Field : int { kKind, kDtype, kPath, kAlgorithm, kStatus, kLane, kComm, kBytes, kFieldCount };
+  uint64_t fields[kFieldCount] = {};
+  uint64_t seq = 0;
+  int64_t start_ns = 0, duration_ns = 0, waiting_ns = 0, reducing_ns = 0, moving_ns = 0;
 };
-static_assert(sizeof(SpooledCollective) == 88, "a collective record has no padding");
 
 // Appends records to a byte buffer that its owner writes to the spool.
 // Remembers which names it has written, so one instance per spool.
@@ -71,7 +78,8 @@ class TimelineSpoolEncoder {
   // By field of a collective.
   Remembered last_kind_, last_dtype_, last_path_, last_algorithm_, last_status_;
   std::unordered_map<const char*, uint32_t> ids_;
-  int64_t last_start_ns_ = 0;  // events carry their start as the change from it
+  SpooledCollective last_collective_;  // collectives carry what changed since it
+  int64_t last_start_ns_ = 0;          // events carry their start as the change from it
 };
 
 struct SpoolConversion {
