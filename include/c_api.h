@@ -792,8 +792,10 @@ DIST_EXPORT dist_status_t dist_barrier(dist_comm_t* comm, dist_request_t** reque
  * its reduced slice into the others' results), named for a call into a
  * separate result, where it runs to 16 MiB; in place it runs to 64 MiB (with
  * more ranks than cores: 4 and 16 MiB); "shm_single_copy" is all_gather for
- * blocks from 32 KiB to 16 MiB and all_to_all out of place for blocks from
- * 32 KiB (with more ranks than cores: 128 KiB to 16 MiB).
+ * blocks from 32 KiB to 16 MiB, all_to_all out of place for blocks from
+ * 32 KiB (with more ranks than cores: 128 KiB to 16 MiB) and broadcast from
+ * 32 KiB with a core for every rank (the others read most of the root's
+ * buffer, the root writes the rest into theirs).
  * Out of place from 256 KiB to 16 MiB with a core for every rank, which of
  * "shm_split_single_copy" and "shm_read_write" is faster depends on the
  * machine's state, so the communicator learns it call by call (rank 0 times

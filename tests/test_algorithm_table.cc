@@ -143,9 +143,9 @@ dist::Selection shared_memory_selection(CollectiveKind kind, size_t bytes, int r
 // MiB with more ranks than cores); single copies of all-gather and
 // all-to-all blocks from 32 KiB (128 KiB with more ranks than cores) to 16
 // MiB, all-to-all only out of place and, with a core for every rank, at any
-// larger size too (added since); broadcasts from 64 KiB to 2 MiB
-// streamed into the slots, not with more ranks than cores; a piecewise
-// all-reduce always splits.
+// larger size too (added since); broadcasts from 32 KiB copied once by
+// single copies with a core for every rank (added since), the slots
+// otherwise; a piecewise all-reduce always splits.
 void test_shared_memory_selection_is_pinned(void**) {
   const size_t sizes[] = {0,      8,        16383,    16384,    16385,    32767,    32768,    65535,    65536,    131071,   131072,   262143,
                           262144, 2097152,  2097153,  4194304,  4194305,  16777216, 16777217, 67108864,
@@ -173,6 +173,8 @@ void test_shared_memory_selection_is_pinned(void**) {
         return single_copy && s.bytes <= (16u << 20) ? "shm_single_copy" : "shm";
       case CollectiveKind::kAllToAll:
         return !s.in_place && single_copy && (!s.shares_cores || s.bytes <= (16u << 20)) ? "shm_single_copy" : "shm";
+      case CollectiveKind::kBroadcast:
+        return single_copy && !s.shares_cores ? "shm_single_copy" : "shm";
       default:
         return "shm";
     }

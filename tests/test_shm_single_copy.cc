@@ -279,6 +279,23 @@ void test_unreachable_peer_fails_every_rank(void** state) {
                            dist::run_shm_algorithm(group, {signature_of(dist::CollectiveKind::kAllReduce, count, DType::F64),
                                                            input.data(), out.data()});
                          });
+  // The single-copy broadcast (32 KiB and more, a core for each rank) from
+  // either rank: from rank 0 it writes into the gone rank 1's buffer, from
+  // rank 1 rank 0 reads from it; both fail either way.
+  if (dist::ShmGroup::usable_cores() < 2) {
+    print_message("skipping the single-copy broadcast's cases: fewer usable cores than 2 ranks\n");
+    return;
+  }
+  for (int root = 0; root < 2; ++root) {
+    expect_both_ranks_fail(root == 0 ? "unwritable broadcast" : "unreadable broadcast",
+                           dist::CollectiveKind::kBroadcast, blocks, "rank 0 could not read from or write to rank 1's buffer",
+                           [&](dist::ShmGroup& group, int) {
+                             std::vector<double> buffer(blocks, 1.0);
+                             dist::run_shm_algorithm(
+                                 group, {signature_of(dist::CollectiveKind::kBroadcast, blocks, DType::F64, root), nullptr,
+                                         buffer.data()});
+                           });
+  }
 }
 
 // A rank that left the group after a failed call (ShmGroup::withdraw) is

@@ -129,6 +129,12 @@ const AlgorithmRow kReduce[] = {
 };
 
 const AlgorithmRow kBroadcast[] = {
+    {Algorithm::kShmBroadcastSingleCopy, "shm_single_copy", kShm,
+     "each rank reads most of the root's buffer itself while the root writes the rest into theirs",
+     [](const Selection& s) { return takes_single_copy(s, CollectiveKind::kBroadcast); }, nullptr, 0,
+     [](const AlgorithmRun& r) {
+       shm_broadcast_single_copy(*r.group, r.call.recv, count_of(r), dtype_of(r), root_of(r));
+     }},
     {Algorithm::kShmBroadcast, "shm", kShm,
      "the root writes each chunk once (from 64 KiB with the stores its recent calls found faster); the others copy "
      "it out",
@@ -307,6 +313,11 @@ bool takes_single_copy(const Selection& s, CollectiveKind kind) {
       return s.bytes <= kSingleCopyMaxBytes;
     case CollectiveKind::kAllToAll:
       return !s.shares_cores || s.bytes <= kSingleCopyMaxBytes;
+    case CollectiveKind::kBroadcast:
+      // With more ranks than cores the readers and the writing root queue
+      // for the same cores; with a core each, from 32 KiB, one copy by all of
+      // them at once took 0.27-0.64 of the slots' time (bench/README.md).
+      return !s.shares_cores;
     default:
       return false;
   }

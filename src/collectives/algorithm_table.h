@@ -40,6 +40,7 @@ enum class Algorithm {
   kShmAllReduceSplit,
   kShmReduce,
   kShmBroadcast,
+  kShmBroadcastSingleCopy,
   kShmAllGatherSingleCopy,
   kShmAllGather,
   kShmReduceScatter,

@@ -797,18 +797,22 @@ static void scenario_path(dist_context_t* context, int expected) {
   check_reductions(world, rank, n, DIST_DTYPE_F64, DIST_OP_SUM, 100003, 0);
 }
 
-/* All-gather and all-to-all of large blocks, in and out of place, after
- * printing the algorithm the communicator chose for them ("shm_single_copy"
- * only when every rank can read every other's memory and none turned it off). */
+/* Broadcasts from every root, all-gathers and all-to-alls of large blocks,
+ * in and out of place, after printing the algorithms the communicator chose
+ * for them ("shm_single_copy" only when every rank can read every other's
+ * memory and none turned it off; for a broadcast, only with a core for every
+ * rank too). */
 static void scenario_single_copy(dist_context_t* context) {
   int32_t rank = 0, n = 0;
   dist_comm_t* world = world_of(context, &rank, &n);
   const char* gather = NULL;
   const char* exchange = NULL;
+  const char* broadcast = NULL;
   CHECK(dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_GATHER, 1 << 20, &gather) == DIST_OK &&
-            dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_TO_ALL, 1 << 20, &exchange) == DIST_OK,
+            dist_comm_algorithm(world, DIST_COLLECTIVE_ALL_TO_ALL, 1 << 20, &exchange) == DIST_OK &&
+            dist_comm_algorithm(world, DIST_COLLECTIVE_BROADCAST, 1 << 20, &broadcast) == DIST_OK,
         "dist_comm_algorithm: %s", dist_last_error());
-  printf("algorithms %s %s\n", gather, exchange);
+  printf("algorithms %s %s %s\n", gather, exchange, broadcast);
   for (int in_place = 0; in_place <= 1; ++in_place) {
     check_movement(world, rank, n, DIST_DTYPE_F64, 65537, in_place);
     check_movement(world, rank, n, DIST_DTYPE_U8, (5u << 20) + 7, in_place);

@@ -45,6 +45,9 @@ void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DTy
 // *_single_copy rows: the group can, and the size suits) straight from the
 // peers' buffers; all-to-all only out of place.
 void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int root);
+// The same by single copies, the root and the others each copying a part
+// (needs group.single_copy()).
+void shm_broadcast_single_copy(ShmGroup& group, void* buffer, size_t count, DType dtype, int root);
 void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, bool single_copy);
 void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 // The same with blocks of uneven sizes: block b of `send` at blocks.offset(b),

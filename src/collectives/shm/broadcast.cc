@@ -36,4 +36,34 @@ void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int
   stores.finished();
 }
 
+// Every rank publishes where its buffer starts; each of the others reads the
+// first part of the root's buffer into its own while the root writes the rest
+// into each of theirs (process_vm_readv / writev). The bytes go once, by every
+// core at the same time, where the slots copy them twice; the root's part is
+// 1/n of each buffer, so that it copies as much as each of the others.
+void shm_broadcast_single_copy(ShmGroup& group, void* buffer, size_t count, DType dtype, int root) {
+  const size_t element = size_of(dtype);
+  const int n = group.size();
+  const size_t read_bytes = (count - count / static_cast<size_t>(n)) * element;
+  const size_t written_bytes = count * element - read_bytes;
+  auto* data = static_cast<unsigned char*>(buffer);
+  publish_address(group, buffer);
+  group.arrive_and_wait();
+  SingleCopyOutcome outcome;
+  if (group.rank() == root) {
+    // Each peer in turn from the next one: as read_from_peers does.
+    for (int k = 1; k < n && outcome.error == 0; ++k) {
+      const int peer = (root + k) % n;
+      auto* remote = reinterpret_cast<void*>(published_address(group, peer) + read_bytes);
+      outcome.error = group.write_to(peer, remote, data + read_bytes, written_bytes);
+      if (outcome.error != 0) outcome.peer = peer;
+    }
+  } else {
+    outcome.error = group.read_from(root, reinterpret_cast<const void*>(published_address(group, root)), data, read_bytes);
+    if (outcome.error != 0) outcome.peer = root;
+  }
+  group.next_step();
+  end_single_copies(group, outcome, "read from or write to");
+}
+
 }  // namespace dist
