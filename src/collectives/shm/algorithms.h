@@ -143,6 +143,13 @@ void read_from_peers(ShmGroup& group, const void* published, FunctionRef<PeerRea
 void copy_blocks_in(ShmGroup& group, const unsigned char* input, const BlockLayout& blocks, size_t first,
                     size_t per_step, size_t element, size_t part_bytes);
 
+// The bytes of a part in a step's slot (copy_blocks_in), for blocks of at
+// most `largest` elements in steps of `per_step`: a whole share of the step,
+// or for a call of one step its block rounded up to a line, the parts then
+// placed where this call's turn puts them (ShmGroup::rotate_slots) when a
+// part reaches kShmRotationMinBytes.
+size_t place_slot_parts(ShmGroup& group, size_t largest, size_t per_step, size_t element);
+
 // Elements [first, first+per_step) of a block of `size`, clipped to it.
 inline size_t step_part(size_t size, size_t first, size_t per_step) {
   return first >= size ? 0 : std::min(per_step, size - first);

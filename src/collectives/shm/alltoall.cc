@@ -15,7 +15,7 @@ void shm_alltoall(ShmGroup& group, const void* send, void* recv, size_t count, D
   const int n = group.size();
   const int me = group.rank();
   const size_t per_step = group.step_bytes() / element / static_cast<size_t>(n);
-  const size_t part_bytes = per_step * element;
+  const size_t part_bytes = place_slot_parts(group, count, per_step, element);
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
   const bool streamed = streams_result(send, recv, static_cast<size_t>(n) * count * element);

@@ -13,4 +13,12 @@ void copy_blocks_in(ShmGroup& group, const unsigned char* input, const BlockLayo
   }
 }
 
+size_t place_slot_parts(ShmGroup& group, size_t largest, size_t per_step, size_t element) {
+  if (largest > per_step) return per_step * element;
+  const size_t part_bytes = (largest * element + 63) / 64 * 64;
+  // A part is what a rank writes for one peer: below the minimum, stay put.
+  if (part_bytes >= kShmRotationMinBytes) group.rotate_slots(static_cast<size_t>(group.size()) * part_bytes);
+  return part_bytes;
+}
+
 }  // namespace dist

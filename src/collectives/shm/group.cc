@@ -74,6 +74,16 @@ void ShmGroup::begin(const CallSignature& signature, uint64_t seq, std::chrono::
   deadline_ = {};
   call_first_step_ = step_;
   ++calls_;
+  slot_offset_ = 0;
+}
+
+void ShmGroup::rotate_slots(size_t bytes) {
+  if (bytes < kShmRotationMinBytes) return;
+  constexpr size_t kPage = 4096;
+  const size_t stride = (bytes + kPage - 1) / kPage * kPage;
+  const size_t window = std::min(kShmRotationBytes, slot_bytes());
+  const size_t places = std::max<size_t>(window / stride, 1);
+  slot_offset_ = static_cast<size_t>(call_index() % places) * stride;
 }
 
 void ShmGroup::arrive() {

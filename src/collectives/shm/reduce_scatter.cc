@@ -21,7 +21,7 @@ void shm_reduce_scatter(ShmGroup& group, const void* send, void* recv, const Blo
   const int n = group.size();
   const int me = group.rank();
   const size_t per_step = group.step_bytes() / element / static_cast<size_t>(n);
-  const size_t part_bytes = per_step * element;
+  const size_t part_bytes = place_slot_parts(group, blocks.largest(), per_step, element);
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
   const size_t own = blocks.offset(me);
