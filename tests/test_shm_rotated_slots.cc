@@ -5,7 +5,8 @@
 // collective that rotates, each with data of its own, so that a rank reading
 // another call's place (the one before, or one a full turn ago) fails against
 // the references computed here: 2 and 3 ranks, sizes at and around the
-// minimum, odd counts, uneven reduce-scatter blocks, all-to-all in place.
+// minimum, odd counts, uneven reduce-scatter blocks, all-to-all in place, a
+// reduce to a root that moves.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -147,6 +148,18 @@ void run_calls_in_a_row(int n, size_t count) {
         double sum = 0;
         for (int q = 0; q < n; ++q) sum += value(q, i, k);
         expect("all-reduce", count, k, i, sums[i], sum);
+      }
+
+      // To a root that moves; the others pass no result.
+      const int reduce_root = (k + 1) % n;
+      std::vector<double> reduced_at_root(count, -1);
+      group.begin(signature_of(dist::CollectiveKind::kReduce, count, reduce_root), ++seq, timeout);
+      dist::shm_reduce(group, input.data(), r == reduce_root ? reduced_at_root.data() : nullptr, count, DType::F64,
+                       ReduceOp::SUM, reduce_root);
+      for (size_t i = 0; i < count && r == reduce_root; ++i) {
+        double sum = 0;
+        for (int q = 0; q < n; ++q) sum += value(q, i, k);
+        expect("reduce", count, k, i, reduced_at_root[i], sum);
       }
     }
   }));
