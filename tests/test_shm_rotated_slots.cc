@@ -24,7 +24,7 @@ using dist::DType;
 using dist::ReduceOp;
 
 constexpr size_t kSlotBytes = 2 << 20;  // the default for 2 ranks
-// More calls than a turn has places (kShmRotationBytes / 4 KiB = 64).
+// More calls than a turn has places (kShmStepBytes / 4 KiB = 64).
 constexpr int kCalls = 70;
 
 dist::CallSignature signature_of(dist::CollectiveKind kind, size_t count, int root) {
@@ -57,9 +57,12 @@ void test_places_of_a_turn(void** state) {
       {kSlotBytes, 4096, 64, 4096},
       {kSlotBytes, 8000, 32, 8192},
       {kSlotBytes, 8193, 21, 12288},
-      {kSlotBytes, dist::kShmRotationBytes, 1, 0},
-      {kSlotBytes, 2 * dist::kShmRotationBytes, 1, 0},
-      // A slot smaller than the window: the turn fits in the slot.
+      {kSlotBytes, dist::kShmStepBytes / 2, 2, dist::kShmStepBytes / 2},
+      {kSlotBytes, dist::kShmStepBytes / 2 + 1, 1, 0},
+      // More than a step: several steps, no rotation.
+      {kSlotBytes, dist::kShmStepBytes, 1, 0},
+      {kSlotBytes, 2 * dist::kShmStepBytes, 1, 0},
+      // A slot smaller than a step (the step is the slot): the turn fits in it.
       {16384, 4096, 4, 4096},
       {16384, 16384, 1, 0},
   };
@@ -167,8 +170,9 @@ void run_calls_in_a_row(int n, size_t count) {
 
 void test_many_calls_in_a_row(void** state) {
   (void)state;
-  // Doubles: below the minimum, at it, odd, beyond a page, near a step's share.
-  const std::vector<size_t> counts = {255, 256, 257, 1001, 1031, 4096, 16383};
+  // Doubles: below the minimum, at it, odd, beyond a page, near a step's
+  // share, and beyond a step (several steps, which stay put).
+  const std::vector<size_t> counts = {255, 256, 257, 1001, 1031, 4096, 16383, 40000};
   for (int n = 2; n <= 3; ++n) {
     for (size_t count : counts) run_calls_in_a_row(n, count);
   }

@@ -30,13 +30,21 @@ enum { kWarmCalls = 1000 };
 
 struct announced {
   _Alignas(64) _Atomic uint64_t pieces; /* pieces published so far, over all calls */
-  char pad[56];
+  _Atomic int failed;                   /* this process has stopped: the peer must not wait for it */
+  char pad[52];
 };
 
 static double seconds(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Whether the other process has ended without saying so (a signal): checked
+ * now and then while waiting, so that neither spins on forever. */
+static int peer_gone(pid_t child, pid_t parent, int* status) {
+  if (child == 0) return getppid() != parent;
+  return waitpid(child, status, WNOHANG) == child;
 }
 
 static long positive(const char* text, const char* what) {
@@ -80,6 +88,7 @@ int main(int argc, char** argv) {
   memset(shared, 0, shared_bytes);
   struct announced* announced = (struct announced*)(shared + 2 * slot_bytes);
 
+  const pid_t parent = getpid();
   const pid_t child = fork();
   if (child < 0) {
     perror("slot_places: fork");
@@ -93,7 +102,11 @@ int main(int argc, char** argv) {
 
   unsigned char* input = aligned_alloc(4096, block);
   unsigned char* result = aligned_alloc(4096, 2 * block);
-  if (input == NULL || result == NULL) return 1;
+  if (input == NULL || result == NULL) {
+    fprintf(stderr, "slot_places: out of memory for %zu-byte blocks\n", block);
+    atomic_store(&announced[me].failed, 1);
+    return 1;
+  }
   memset(result, 0, 2 * block);
   double start = 0;
   for (long call = 0; call < calls + kWarmCalls; ++call) {
@@ -110,11 +123,21 @@ int main(int argc, char** argv) {
     }
     memcpy(result + (size_t)me * block, input, block);
     for (size_t p = 0; p < pieces; ++p) {
-      while (atomic_load_explicit(&announced[peer].pieces, memory_order_acquire) < before + p + 1) _mm_pause();
+      for (unsigned long polls = 1;
+           atomic_load_explicit(&announced[peer].pieces, memory_order_acquire) < before + p + 1; ++polls) {
+        if (atomic_load_explicit(&announced[peer].failed, memory_order_relaxed)) return 1; /* it said why */
+        int status = 0;
+        if (polls % (1ul << 24) == 0 && peer_gone(child, parent, &status)) {
+          fprintf(stderr, "slot_places: the other process ended in call %ld (wait status %d)\n", call, status);
+          return 1;
+        }
+        _mm_pause();
+      }
       memcpy(result + (size_t)peer * block + p * piece, theirs + p * piece, piece);
     }
     if (result[(size_t)peer * block + block - 1] != (unsigned char)((call + peer) & 0x7f)) {
       fprintf(stderr, "slot_places: call %ld read a stale block\n", call);
+      atomic_store(&announced[me].failed, 1);
       return 1;
     }
   }
@@ -122,7 +145,10 @@ int main(int argc, char** argv) {
   if (me == 1) return 0;
   int status = 0;
   waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "slot_places: the second process failed (wait status %d)\n", status);
+    return 1;
+  }
   printf("%zu %zu %zu %.3f\n", places, pieces, block, elapsed / (double)calls * 1e6);
   return 0;
 }

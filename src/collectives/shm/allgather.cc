@@ -30,7 +30,7 @@ void shm_allgather(ShmGroup& group, const void* send, void* recv, size_t count, 
     read_from_peers(group, in, read_of, copy_own);
     return;
   }
-  if (count <= per_step) group.rotate_slots(block_bytes);
+  group.rotate_slots(block_bytes);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
     copy_chunk(group.my_area(bytes), in + first * element, bytes);

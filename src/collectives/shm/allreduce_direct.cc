@@ -25,7 +25,7 @@ void shm_allreduce_direct(ShmGroup& group, const void* send, void* recv, size_t 
   const bool streamed = streams_result(send, recv, count * element);
   std::vector<unsigned char> scratch(streamed ? per_step * element : 0);
   const auto* in = static_cast<const unsigned char*>(send);
-  if (count <= per_step) group.rotate_slots(bytes);
+  group.rotate_slots(bytes);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     const size_t bytes = elements * element;
     copy_chunk(group.my_area(bytes), in + first * element, bytes);

@@ -18,7 +18,7 @@ void shm_broadcast(ShmGroup& group, void* buffer, size_t count, DType dtype, int
   const bool at_root = group.rank() == root;
   auto* data = static_cast<unsigned char*>(buffer);
   const size_t total = count * element;
-  if (count <= per_step) group.rotate_slots(total);
+  group.rotate_slots(total);
   if (!at_root || total < kChosenStoresMinBytes) {
     for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
       const size_t bytes = elements * element;

@@ -81,8 +81,7 @@ void ShmGroup::rotate_slots(size_t bytes) {
   if (bytes < kShmRotationMinBytes) return;
   constexpr size_t kPage = 4096;
   const size_t stride = (bytes + kPage - 1) / kPage * kPage;
-  const size_t window = std::min(kShmRotationBytes, slot_bytes());
-  const size_t places = std::max<size_t>(window / stride, 1);
+  const size_t places = std::max<size_t>(step_bytes() / stride, 1);
   slot_offset_ = static_cast<size_t>(call_index() % places) * stride;
 }
 

@@ -77,11 +77,12 @@ class ShmGroup {
     return segment_.slot(rank_, static_cast<int>((step_ + 1) & 1)) + slot_offset_;
   }
   const unsigned char* slot(int rank) const { return segment_.slot(rank, static_cast<int>(step_ & 1)) + slot_offset_; }
-  // For a call of one step that puts `bytes` (from kShmRotationMinBytes) in
-  // each slot: moves where the slots start, for this call only, to the next
-  // of as many places as fit in the first kShmRotationBytes of a slot, taken
-  // in turn call by call; the same place on every rank, since calls agree on
-  // `bytes` or fail on their signature before anyone reads. A block written
+  // For a call that puts `bytes` (from kShmRotationMinBytes) in each slot:
+  // moves where the slots start, for this call only, to the next of as many
+  // places as fit in a step's worth of the slot (32 for 8 KiB), taken in turn
+  // call by call; the same place on every rank, since calls agree on `bytes`
+  // or fail on their signature before anyone reads. A call of more than a
+  // step, which has no room for two places, stays put. A block written
   // where the peer read one two calls ago costs more than one written where
   // it read long ago: 8 KiB blocks gather about 25% faster (bench/README.md).
   void rotate_slots(size_t bytes);

@@ -13,7 +13,7 @@ void shm_reduce(ShmGroup& group, const void* send, void* recv, size_t count, DTy
   const bool at_root = group.rank() == root;
   auto* out = static_cast<unsigned char*>(recv);
   const auto* in = static_cast<const unsigned char*>(send);
-  if (count <= per_step) group.rotate_slots(count * element);
+  group.rotate_slots(count * element);
   for_each_step(group, count, per_step, [&](size_t first, size_t elements) {
     // Only the root reads the slots, and its own chunk it reads from its input.
     const size_t bytes = elements * element;

@@ -22,9 +22,6 @@ inline constexpr int kShmMaxRanks = 64;
 // cores that share it (an in-place all-reduce then overwrites cached lines).
 inline constexpr size_t kShmStepBytes = 256 * 1024;
 
-// How much of each slot calls with little data rotate through
-// (ShmGroup::rotate_slots): 32 places for 8 KiB.
-inline constexpr size_t kShmRotationBytes = 256 * 1024;
 // Below this a call's slots stay put: a few lines the peer has just read are
 // written faster than lines it read long ago (256 B-1 KiB: 2-15% slower rotated).
 inline constexpr size_t kShmRotationMinBytes = 2048;
