@@ -465,6 +465,29 @@ static void test_wrong_results_are_caught(void** state) {
   unsetenv("DIST_TEST_CORRUPT_RANK");
 }
 
+/* Host buffers on huge pages: every collective checked as on ordinary pages,
+ * at sizes that take the single copies between processes (1 MiB, and an odd
+ * one), and rank 0 says how much of the buffers the kernel put on them; where
+ * the kernel has them off, a failure naming the flag. */
+static void test_huge_pages(void** state) {
+  (void)state;
+  for (int i = 0; kOps[i] != NULL; i++) {
+    run_tool("-n", "2", "--op", kOps[i], "--huge-pages", "--sizes", "8,4100", "--seconds", "0.02", "--csv", NULL);
+    if (run.exit_code != 0 && strstr(run.err, "transparent huge pages off") != NULL) {
+      assert_failed_naming("--huge-pages");
+      return;
+    }
+    assert_succeeded();
+    check_csv(kOps[i], 4, NULL);
+    if (strstr(run.err, "MiB of the buffers on huge pages") == NULL) fail_msg("no huge-page line on stderr:\n%s", run.err);
+    run_tool("-n", "2", "--op", kOps[i], "--huge-pages", "--sizes", "1048576,3000004", "--seconds", "0.02", "--csv",
+             NULL);
+    assert_succeeded();
+  }
+  run_tool("-n", "2", "--in-place", "--huge-pages", "--sizes", "1048576,3000004", "--seconds", "0.02", "--csv", NULL);
+  assert_succeeded();
+}
+
 /* ---- bad flags ----------------------------------------------------------------------- */
 
 static void test_bad_flags_are_named(void** state) {
@@ -501,6 +524,8 @@ static void test_bad_flags_are_named(void** state) {
   assert_failed_naming("--fast");
   run_tool("--memory", "gpu", NULL);
   assert_failed_naming("--memory");
+  run_tool("--huge-pages", "--memory", "cuda", NULL);
+  assert_failed_naming("--huge-pages");
 }
 
 /* Device buffers: where the build has no CUDA or no device is usable, a clear
@@ -534,6 +559,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_flags_are_named),
       cmocka_unit_test(test_cuda_memory),
+      cmocka_unit_test(test_huge_pages),
       cmocka_unit_test(test_every_op_f32),
       cmocka_unit_test(test_every_op_bf16),
       cmocka_unit_test(test_every_op_i8),

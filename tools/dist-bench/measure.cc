@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "collective.h"
+#include "host_buffer.h"
 #include "placement.h"
 #include "stats.h"
 #include "verify.h"
@@ -137,13 +138,11 @@ int run_benchmark(dist_comm_t* comm, const Options& o) {
     send_bytes = std::max(send_bytes, l.send_count * o.dtype->size);
     recv_bytes = std::max(recv_bytes, l.recv_count * o.dtype->size);
   }
-  std::vector<unsigned char> send, recv;
-  try {
-    send.resize(send_bytes);
-    recv.resize(recv_bytes);
-  } catch (const std::bad_alloc&) {
-    fail(Status::kNoMemory, "no memory for buffers of " + std::to_string(send_bytes) + " + " +
-                                std::to_string(recv_bytes) + " bytes (--sizes)");
+  const HostBuffer send(send_bytes, o.huge_pages), recv(recv_bytes, o.huge_pages);
+  if (o.huge_pages && rank == 0) {
+    std::fprintf(stderr, "dist-bench: --huge-pages: %.1f of %.1f MiB of the buffers on huge pages (THP mode: %s)\n",
+                 static_cast<double>(huge_page_bytes({&send, &recv})) / (1 << 20),
+                 static_cast<double>(send_bytes + recv_bytes) / (1 << 20), transparent_huge_page_mode());
   }
 
   const Placement where(o.cuda, local_rank, static_cast<size_t>(send_bytes), static_cast<size_t>(recv_bytes));

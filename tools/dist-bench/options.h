@@ -24,6 +24,7 @@ struct Options {
   bool check = true;                  // verify the result once per size
   bool in_place = false;              // --in-place: all_reduce's result over its input
   bool cuda = false;                  // --memory cuda: the buffers are CUDA device memory
+  bool huge_pages = false;            // --huge-pages: host buffers on transparent huge pages
   bool stats = false;                 // --stats: time the calls and print the library's counters per size
   std::string variant;                // the CSV's variant column; empty: the algorithm used
 };
