@@ -167,7 +167,7 @@ static void test_build_json_is_the_library_report(void** state) {
 static int built_with_hwloc(void) { return (dist_build_features() & DIST_FEATURE_HWLOC) != 0; }
 
 static void test_topology_prints_every_section(void** state) {
-  static const char* const headings[] = {"machine:", "memory:", "packages:", "NUMA nodes:", "cores:", "PUs:",
+  static const char* const headings[] = {"machine:", "memory:", "pages:", "packages:", "NUMA nodes:", "cores:", "PUs:",
                                          "caches:", "GPUs:", "NICs:", "network interfaces"};
   char pus[64];
   size_t i;
@@ -184,7 +184,7 @@ static void test_topology_prints_every_section(void** state) {
 }
 
 static void test_topology_json(void** state) {
-  static const char* const keys[] = {"\"hostname\":", "\"packages\":", "\"numa_nodes\":", "\"cores\":",
+  static const char* const keys[] = {"\"hostname\":", "\"page_bytes\":", "\"packages\":", "\"numa_nodes\":", "\"cores\":",
                                      "\"caches\":",   "\"gpus\":",     "\"nics\":",       "\"interfaces\":"};
   char pus[64];
   size_t i;

@@ -67,6 +67,8 @@ void test_json_of_a_known_summary(void**) {
   const dist::Json json = dist::topology_to_json(topology);
   assert_string_equal(json.at("hostname").get<std::string>().c_str(), "node7");
   assert_true(json.at("hwloc_version").is_null());
+  assert_true(json.at("pages").at("transparent_huge_pages").is_null());
+  assert_true(json.at("pages").at("shmem_huge_pages").is_null());
   const dist::Json& g = json.at("gpus").at(0);
   assert_string_equal(g.at("vendor_id").get<std::string>().c_str(), "10de");
   assert_string_equal(g.at("device_id").get<std::string>().c_str(), "1eb8");
@@ -81,6 +83,17 @@ void test_json_of_a_known_summary(void**) {
   assert_true(n.at("numa_nodes").empty());
   assert_int_equal(n.at("ports").at(0).at("number").get<unsigned>(), 1);
   assert_string_equal(n.at("ports").at(0).at("state").get<std::string>().c_str(), "active");
+}
+
+// The mode in force is the bracketed word of the kernel's line.
+void test_mode_in_force(void**) {
+  assert_string_equal(dist::mode_in_force("always [madvise] never").c_str(), "madvise");
+  assert_string_equal(dist::mode_in_force("[always] madvise never").c_str(), "always");
+  assert_string_equal(dist::mode_in_force("always within_size advise [never] deny force").c_str(), "never");
+  assert_true(dist::mode_in_force("always madvise never").empty());
+  assert_true(dist::mode_in_force("").empty());
+  assert_true(dist::mode_in_force("always [] never").empty());
+  assert_true(dist::mode_in_force("always [madvise").empty());
 }
 
 #ifdef DIST_HAVE_HWLOC
@@ -249,6 +262,30 @@ void test_interfaces_include_loopback(void**) {
   }
 }
 
+// The pages are the OS's: the page size sysconf gives, the modes the kernel's
+// files bracket (or none where it has no such file).
+void test_pages_are_the_kernels(void**) {
+  assert_true(discovered.pages.page_bytes == static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+  std::string line;
+  if (read_line("/sys/kernel/mm/transparent_hugepage/enabled", line)) {
+    assert_true(line.find("[" + discovered.pages.huge_pages + "]") != std::string::npos);
+    assert_false(discovered.pages.huge_pages.empty());
+  } else {
+    assert_true(discovered.pages.huge_pages.empty());
+  }
+  if (read_line("/sys/kernel/mm/transparent_hugepage/shmem_enabled", line)) {
+    assert_true(line.find("[" + discovered.pages.shmem_huge_pages + "]") != std::string::npos);
+  }
+  const dist::Json json = dist::topology_to_json(discovered).at("pages");
+  assert_true(json.at("page_bytes").get<uint64_t>() == discovered.pages.page_bytes);
+  if (discovered.pages.huge_pages.empty()) {
+    assert_true(json.at("transparent_huge_pages").is_null());
+  } else {
+    assert_string_equal(json.at("transparent_huge_pages").get<std::string>().c_str(),
+                        discovered.pages.huge_pages.c_str());
+  }
+}
+
 void test_json_carries_the_same_numbers(void**) {
   const dist::Json json = dist::topology_to_json(discovered);
   assert_int_equal(json.at("pus").get<unsigned>(), discovered.pus);
@@ -307,11 +344,13 @@ int main(void) {
       cmocka_unit_test(test_nics_are_real_devices),
       cmocka_unit_test(test_interfaces_include_loopback),
       cmocka_unit_test(test_json_carries_the_same_numbers),
+      cmocka_unit_test(test_pages_are_the_kernels),
 #else
       cmocka_unit_test(test_without_hwloc_is_unsupported),
 #endif
       cmocka_unit_test(test_no_gpus_without_an_nvidia_device),
       cmocka_unit_test(test_json_of_a_known_summary),
+      cmocka_unit_test(test_mode_in_force),
   };
   #ifdef DIST_HAVE_HWLOC
   return cmocka_run_group_tests(tests, discover_once, nullptr);

@@ -329,6 +329,7 @@ Topology discover_topology() {
   out.gpus = discover_gpus(topology);
   out.nics = discover_nics(topology);
   out.interfaces = list_interfaces();
+  out.pages = discover_memory_pages();
   return out;
 #else
   fail(Status::kUnsupported,
@@ -342,6 +343,9 @@ Json topology_to_json(const Topology& topology) {
   out["hostname"] = text_or_null(topology.hostname);
   out["hwloc_version"] = text_or_null(topology.hwloc_version);
   out["memory_bytes"] = topology.memory_bytes;
+  out["pages"] = {{"page_bytes", topology.pages.page_bytes},
+                  {"transparent_huge_pages", text_or_null(topology.pages.huge_pages)},
+                  {"shmem_huge_pages", text_or_null(topology.pages.shmem_huge_pages)}};
 
   Json packages = Json::array();
   for (const CpuPackage& package : topology.packages) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/json.h"
+#include "topology/memory_pages.h"
 #include "topology/network_interfaces.h"
 
 namespace dist {
@@ -69,6 +70,7 @@ struct Topology {
   std::string hostname;
   std::string hwloc_version;  // of the library that did the discovery
   uint64_t memory_bytes = 0;
+  MemoryPages pages;  // from the OS, not hwloc
   std::vector<CpuPackage> packages;
   std::vector<NumaNode> numa_nodes;
   unsigned cores = 0;

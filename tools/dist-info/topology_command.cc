@@ -118,6 +118,11 @@ int topology_command(const Args& args) {
   std::printf("machine:     %s (hwloc %s)\n", or_unknown(topology.hostname).c_str(),
               or_unknown(topology.hwloc_version).c_str());
   std::printf("memory:      %s\n", human_bytes(topology.memory_bytes).c_str());
+  // The copies between processes run faster on huge pages (memory_pages.h).
+  const MemoryPages& pages = topology.pages;
+  std::printf("pages:       %s; transparent huge pages: %s, for shared memory: %s (from the OS)\n",
+              human_bytes(pages.page_bytes).c_str(), or_unknown(pages.huge_pages).c_str(),
+              or_unknown(pages.shmem_huge_pages).c_str());
   print_cpus(topology);
   print_devices(topology);
   return 0;
