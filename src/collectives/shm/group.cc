@@ -85,6 +85,23 @@ void ShmGroup::rotate_slots(size_t bytes) {
   slot_offset_ = static_cast<size_t>(call_index() % places) * stride;
 }
 
+size_t ShmGroup::claim_chunk(int owner, size_t chunks) {
+  std::atomic<uint64_t>& word = segment_.control(owner).claimed;
+  const uint64_t call = call_index() & 0xFFFFFFFFu;
+  uint64_t seen = word.load(std::memory_order_relaxed);
+  for (;;) {
+    // A word of an earlier call says nothing of this one: no chunk is taken.
+    const uint64_t next = (seen >> 32) == call ? (seen & 0xFFFFFFFFu) : 0;
+    if (next >= chunks) return chunks;
+    // Relaxed: a claim orders no data; the call's last step publishes the
+    // chunks' results to every rank.
+    if (word.compare_exchange_weak(seen, call << 32 | (next + 1), std::memory_order_relaxed)) {
+      if (owner != rank_) ++chunks_taken_over_;
+      return static_cast<size_t>(next);
+    }
+  }
+}
+
 void ShmGroup::arrive() {
   ShmCallRecord& record = segment_.control(rank_).calls[step_ & 1];
   if (step_ == call_first_step_) {

@@ -145,6 +145,16 @@ class ShmGroup {
   // How many calls began on this group before the current one: the same on
   // every rank (each call takes at least one step that every rank arrives at).
   uint64_t call_index() const { return calls_ - 1; }
+  // Work shared by claiming (shm_allreduce_read_write): takes the next of the
+  // `chunks` chunks of `owner`'s part of the current call that no rank has
+  // taken, and returns its index, or `chunks` when all are taken. Every rank
+  // may claim any part's chunks; each chunk goes to one rank. The parts' words
+  // start afresh at each call, which is safe because no rank can claim in the
+  // next call before every rank has ended this one (the call's last step).
+  size_t claim_chunk(int owner, size_t chunks);
+  // How many chunks of other ranks' parts this rank has done, over the
+  // group's life (counters and tests).
+  uint64_t chunks_taken_over() const { return chunks_taken_over_; }
 
  private:
   enum class Counter { kArrived, kReduced };
@@ -189,6 +199,7 @@ class ShmGroup {
   AgreedChoice all_reduce_choice_;
   uint64_t calls_ = 0;  // begin()s so far
   size_t slot_offset_ = 0;  // rotate_slots(); 0 from begin()
+  uint64_t chunks_taken_over_ = 0;
 };
 
 }  // namespace dist

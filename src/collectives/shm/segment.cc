@@ -15,7 +15,7 @@
 namespace dist {
 namespace {
 
-constexpr uint64_t kMagic = 0x64697374'73686d35ull;  // "distshm5": the agreed choices in the header's page
+constexpr uint64_t kMagic = 0x64697374'73686d36ull;  // "distshm6": the chunks claimed in each rank's control line
 constexpr size_t kPage = 4096;
 
 struct ShmHeader {

@@ -75,7 +75,11 @@ struct alignas(64) ShmAgreedChoices {
 struct alignas(64) ShmRankControl {
   ShmCallRecord calls[2];
   std::atomic<uint64_t> reduced{0};  // last step whose reduced slice is published
-  uint8_t pad[56];
+  // The chunks of this rank's part of a shared-work call that some rank has
+  // taken (ShmGroup::claim_chunk): the call's index in the high 32 bits, the
+  // next chunk in the low 32.
+  std::atomic<uint64_t> claimed{0};
+  uint8_t pad[48];
   ShmCopyState copies;
 };
 
