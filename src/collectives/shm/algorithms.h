@@ -91,9 +91,11 @@ void for_each_step(ShmGroup& group, size_t count, size_t per_step, Body&& body) 
 void shm_allreduce_split_write(ShmGroup& group, const PieceList& input, void* recv, DType dtype, ReduceOp op);
 void shm_allreduce_split_write(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 
-// Rank r combines slice r of the whole message, reading the peers' inputs
-// straight from their buffers and writing the result into theirs: two steps
-// in all, none of them waiting for a peer in between (needs single copies).
+// The ranks combine the message chunk by chunk, each claiming its own
+// slice's chunks first and then what is left of the others', reading the
+// peers' inputs straight from their buffers and writing the result into
+// theirs: two steps in all, none of them waiting for a peer in between
+// (needs single copies).
 void shm_allreduce_read_write(ShmGroup& group, const void* send, void* recv, size_t count, DType dtype, ReduceOp op);
 
 // Copies into `slot` the slices of the chunk of `input` at element `first`
