@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
@@ -104,22 +103,26 @@ void onto_one_cpu() {
   }
 }
 
-double value(int rank, size_t i) { return static_cast<double>((i * 5 + static_cast<size_t>(rank) * 11) % 29); }
+// Rank `rank`'s input of call `seq` at element i: small integers, so that
+// sums and maxima are exact and every call's differ from the last's.
+double input_of(int rank, uint64_t seq, size_t i) {
+  return static_cast<double>((i * 5 + static_cast<size_t>(rank) * 11) % 29 + seq % 3);
+}
 
 // One all-reduce of `count` doubles checked against the reference.
 void all_reduce_and_check(dist::ShmGroup& group, uint64_t seq, size_t count, ReduceOp op, bool in_place) {
   const int n = group.size();
   const int r = group.rank();
   std::vector<double> input(count), out(count, -1);
-  for (size_t i = 0; i < count; ++i) input[i] = value(r, i) + static_cast<double>(seq % 3);
+  for (size_t i = 0; i < count; ++i) input[i] = input_of(r, seq, i);
   if (in_place) out = input;
   group.begin(all_reduce_of(count, op), seq, std::chrono::seconds(60));
   dist::shm_allreduce_read_write(group, in_place ? out.data() : input.data(), out.data(), count, DType::F64, op);
   for (size_t i = 0; i < count; ++i) {
-    double want = op == ReduceOp::MAX ? value(0, i) : 0;
-    for (int q = 0; q < n; ++q) want = op == ReduceOp::MAX ? std::max(want, value(q, i)) : want + value(q, i);
-    if (op != ReduceOp::MAX) want += static_cast<double>(n) * static_cast<double>(seq % 3);
-    else want += static_cast<double>(seq % 3);
+    double want = input_of(0, seq, i);
+    for (int q = 1; q < n; ++q) {
+      want = op == ReduceOp::MAX ? std::max(want, input_of(q, seq, i)) : want + input_of(q, seq, i);
+    }
     if (op == ReduceOp::MEAN) want /= n;
     if (out[i] != want) {
       throw std::runtime_error(std::string(in_place ? "in place, " : "") + std::to_string(n) + " ranks, " +
@@ -139,10 +142,10 @@ void test_all_reduce_with_ranks_off_their_core(void** state) {
   const std::vector<size_t> counts = {0, 1, 2, 3, kChunkDoubles - 1, kChunkDoubles, kChunkDoubles + 1,
                                       3 * kChunkDoubles + 7, 1000003};
   for (int n = 2; n <= 3; ++n) {
-    std::atomic<uint64_t> taken_over{0};
+    std::vector<double> taken_over(static_cast<size_t>(n));  // by all ranks, as each rank learns it
     fail_on_errors(run_ranks(
         "claimed", n, kSlotBytes,
-        [&](dist::ShmGroup& group, int) {
+        [&](dist::ShmGroup& group, int r) {
           onto_one_cpu();
           uint64_t seq = 0;
           for (size_t count : counts) {
@@ -152,19 +155,20 @@ void test_all_reduce_with_ranks_off_their_core(void** state) {
               }
             }
           }
-          // More large calls until some rank has done another's chunks (the
-          // first rank on the core almost always does, in the first call).
-          for (int extra = 0; extra < 20; ++extra) {
-            taken_over += group.chunks_taken_over();
+          // The chunks all ranks took over so far, summed by the all-reduce
+          // itself; more large calls while none (the first rank on the core
+          // almost always takes some over in the first large call).
+          double& total = taken_over[static_cast<size_t>(r)];
+          for (int extra = 0;; ++extra) {
+            const double mine = static_cast<double>(group.chunks_taken_over());
             group.begin(all_reduce_of(1, ReduceOp::SUM), ++seq, std::chrono::seconds(60));
-            double local = static_cast<double>(group.chunks_taken_over()), total = 0;
-            dist::shm_allreduce_read_write(group, &local, &total, 1, DType::F64, ReduceOp::SUM);
-            if (total > 0) break;
+            dist::shm_allreduce_read_write(group, &mine, &total, 1, DType::F64, ReduceOp::SUM);
+            if (total > 0 || extra == 20) break;
             all_reduce_and_check(group, ++seq, 4 * n * kChunkDoubles + 3, ReduceOp::SUM, true);
           }
         },
         std::vector<pid_t>(static_cast<size_t>(n), getpid())));
-    if (taken_over.load() == 0) fail_msg("%d ranks on one core: no rank ever did another's chunks", n);
+    if (taken_over[0] == 0) fail_msg("%d ranks on one core: no rank ever did another's chunks", n);
   }
 }
 

@@ -1,8 +1,9 @@
 // The kernel's pages for a process's memory: the base page size and its
-// transparent huge page modes, which the topology report shows. They matter
+// transparent huge page modes, which the topology report shows and
+// dist-bench --huge-pages checks (compiled into it: this file needs nothing else). They matter
 // here because the copies between processes (collectives/shm/single_copy.h)
 // pin the peer's pages one page at a time: on huge pages the same copies took
-// 0.67-0.89 of the time (bench/README.md, "Buffers on huge pages").
+// 0.67-0.90 of the time (bench/README.md, "Buffers on huge pages").
 #pragma once
 
 #include <cstdint>

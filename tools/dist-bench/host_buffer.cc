@@ -13,6 +13,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "topology/memory_pages.h"
 
 namespace dist::bench {
 
@@ -24,23 +25,10 @@ size_t round_up(size_t value, size_t to) { return (value + to - 1) / to * to; }
 
 }  // namespace
 
-const char* transparent_huge_page_mode() {
-  static std::string mode = [] {
-    std::ifstream file("/sys/kernel/mm/transparent_hugepage/enabled");
-    std::string line;
-    std::getline(file, line);
-    // The mode in force is the bracketed word: "always [madvise] never".
-    const size_t open = line.find('['), close = line.find(']');
-    return open == std::string::npos || close == std::string::npos ? std::string()
-                                                                    : line.substr(open + 1, close - open - 1);
-  }();
-  return mode.c_str();
-}
-
 HostBuffer::HostBuffer(size_t bytes, bool huge_pages) : bytes_(bytes) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t used = round_up(bytes == 0 ? 1 : bytes, huge_pages ? kHugePage : page);
-  if (huge_pages && std::strcmp(transparent_huge_page_mode(), "never") == 0) {
+  if (huge_pages && discover_memory_pages().huge_pages == "never") {
     fail(Status::kUnsupported,
          "--huge-pages: the kernel has transparent huge pages off (/sys/kernel/mm/transparent_hugepage/enabled: never)");
   }

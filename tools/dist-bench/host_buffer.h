@@ -4,7 +4,7 @@
 //
 // Why the choice matters: the library's single-copy algorithms copy between
 // processes with process_vm_readv/writev, and the kernel pins a peer's pages
-// one page at a time; on 2 MiB pages the same copies took 0.65-0.85 of the
+// one page at a time; on 2 MiB pages the same copies took 0.67-0.90 of the
 // time here (bench/README.md, "Buffers on huge pages"). Which pages a user's
 // buffers get is the user's allocator's and the system's doing (THP
 // "always" or "madvise"); this lets the benchmark show both.
@@ -40,9 +40,5 @@ class HostBuffer {
 // counted once; adjacent mappings of the same kind may have merged), at most
 // the buffers' size.
 size_t huge_page_bytes(std::initializer_list<const HostBuffer*> buffers);
-
-// The kernel's transparent huge page mode ("always", "madvise", "never"),
-// from /sys/kernel/mm/transparent_hugepage/enabled; empty where unknown.
-const char* transparent_huge_page_mode();
 
 }  // namespace dist::bench

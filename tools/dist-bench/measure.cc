@@ -11,6 +11,7 @@
 #include "host_buffer.h"
 #include "placement.h"
 #include "stats.h"
+#include "topology/memory_pages.h"
 #include "verify.h"
 
 namespace dist::bench {
@@ -142,7 +143,8 @@ int run_benchmark(dist_comm_t* comm, const Options& o) {
   if (o.huge_pages && rank == 0) {
     std::fprintf(stderr, "dist-bench: --huge-pages: %.1f of %.1f MiB of the buffers on huge pages (THP mode: %s)\n",
                  static_cast<double>(huge_page_bytes({&send, &recv})) / (1 << 20),
-                 static_cast<double>(send_bytes + recv_bytes) / (1 << 20), transparent_huge_page_mode());
+                 static_cast<double>(send_bytes + recv_bytes) / (1 << 20),
+                 discover_memory_pages().huge_pages.c_str());
   }
 
   const Placement where(o.cuda, local_rank, static_cast<size_t>(send_bytes), static_cast<size_t>(recv_bytes));

@@ -153,7 +153,7 @@ class ShmGroup {
   // next call before every rank has ended this one (the call's last step).
   size_t claim_chunk(int owner, size_t chunks);
   // How many chunks of other ranks' parts this rank has done, over the
-  // group's life (counters and tests).
+  // group's life (tests/test_shm_claimed_chunks).
   uint64_t chunks_taken_over() const { return chunks_taken_over_; }
 
  private:
